@@ -1,0 +1,10 @@
+# Writes a C++ source that maps preset name (file stem) -> JSON text.
+separate_arguments(FILES)
+set(body "#include \"topologies/presets.h\"\nnamespace ccsim {\nconst std::map<std::string, std::string>& embedded_presets() {\n  static const std::map<std::string, std::string> presets = {\n")
+foreach(f IN LISTS FILES)
+  get_filename_component(stem ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "    {\"${stem}\", R\"__ccsim__(${text})__ccsim__\"},\n")
+endforeach()
+string(APPEND body "  };\n  return presets;\n}\n}  // namespace ccsim\n")
+file(WRITE ${OUT} "${body}")

@@ -1,0 +1,107 @@
+// The cluster as a typed graph: GPUs, NVSwitches, PCIe switches, CPU sockets (root complexes),
+// host memory, NICs and fabric switches. Every edge is a full-duplex link: `bandwidth_Bps` is
+// available in each direction independently (bytes/s per direction), except links whose
+// `shared_duplex` is true (host memory: reads and writes share one budget).
+#pragma once
+#include <boost/graph/adjacency_list.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ccsim {
+
+enum class VertexKind { Gpu, NvSwitch, PcieSwitch, Cpu, HostMemory, Nic, LeafSwitch, SpineSwitch };
+enum class LinkKind { NvLink, Pcie, InterSocket, Memory, Network };
+enum class Transport { InfiniBand, RoCE, TcpSockets };
+
+const char* to_string(VertexKind kind);
+const char* to_string(LinkKind kind);
+const char* to_string(Transport transport);
+
+struct Vertex {
+  VertexKind kind = VertexKind::Gpu;
+  std::string name;  // unique, e.g. "n3.gpu5", "n3.nic5", "leaf.g0.r5", "spine"
+  int node = -1;     // owning node, -1 for fabric switches
+  int index = 0;     // index among vertices of the same kind in the same node; rail for leaves
+  int group = -1;    // leaf group (fabric pod) for leaf switches, -1 otherwise
+};
+
+struct Link {
+  LinkKind kind = LinkKind::NvLink;
+  double bandwidth_Bps = 0;  // per direction, bytes/s
+  double latency_s = 0;      // one-way
+  bool shared_duplex = false;
+  std::string label;         // human description, e.g. "NVLink4 x18", "PCIe Gen5 x16", "NDR 400Gb/s IB"
+  int node = -1;             // owning node (-1: fabric); used for symmetry
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, Vertex, Link>;
+using VertexId = boost::graph_traits<Graph>::vertex_descriptor;
+using EdgeId = boost::graph_traits<Graph>::edge_descriptor;
+
+// One traversed link of a route. `forward` is true when going from source(edge) to target(edge).
+struct Hop {
+  EdgeId edge;
+  bool forward = true;
+};
+using Route = std::vector<Hop>;
+
+// NCCL / nvidia-smi path classes, closest first.
+enum class PathClass { Loc, Nvl, Pix, Pxb, Phb, Node, Sys, Net };
+const char* to_string(PathClass c);
+
+// Network-side properties that are not plain links.
+struct NetworkProps {
+  Transport transport = Transport::InfiniBand;
+  bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory
+  double nic_bandwidth_Bps = 0; // per NIC, per direction
+};
+
+class Topology {
+ public:
+  // --- construction (used by the builder) ---
+  VertexId add_vertex(const Vertex& v);
+  EdgeId add_link(VertexId a, VertexId b, const Link& link);  // one edge per vertex pair
+  void finalize(int num_nodes, int gpus_per_node, int nodes_per_leaf);  // indexes GPUs/NICs, checks
+
+  // --- structure ---
+  const Graph& graph() const { return graph_; }
+  const Vertex& vertex(VertexId v) const { return graph_[v]; }
+  const Link& link(EdgeId e) const { return graph_[e]; }
+  std::size_t num_vertices() const { return boost::num_vertices(graph_); }
+  std::size_t num_edges() const { return boost::num_edges(graph_); }
+  int num_nodes() const { return num_nodes_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int num_gpus() const { return num_nodes_ * gpus_per_node_; }
+  int nics_per_node() const { return nics_per_node_; }
+  int nodes_per_leaf() const { return nodes_per_leaf_; }
+  VertexId gpu(int rank) const { return gpus_.at(rank); }          // rank = node * gpus_per_node + local
+  VertexId nic(int node, int index) const { return nics_.at(node * nics_per_node_ + index); }
+  // Looks a vertex up by (kind, node, index, group); returns false if absent.
+  bool find_vertex(VertexKind kind, int node, int index, int group, VertexId* out) const;
+  EdgeId edge_between(VertexId a, VertexId b) const;               // throws if none
+
+  // --- node-level facts the algorithms need ---
+  std::string name;            // preset or file name
+  std::string gpu_model;       // e.g. "H100-SXM5-80GB"
+  std::string gpu_arch;        // e.g. "sm90"
+  std::string cpu_vendor;      // "intel", "amd", ...
+  bool has_nvswitch = false;
+  bool nvls_capable = false;
+  NetworkProps network;
+  nlohmann::json spec;         // the fully resolved specification it was built from (recorded in outputs)
+
+ private:
+  Graph graph_;
+  int num_nodes_ = 0;
+  int gpus_per_node_ = 0;
+  int nics_per_node_ = 0;
+  int nodes_per_leaf_ = 0;
+  std::vector<VertexId> gpus_;
+  std::vector<VertexId> nics_;
+  std::map<std::tuple<int, int, int, int>, VertexId> by_key_;  // (kind, node, index, group)
+};
+
+}  // namespace ccsim
