@@ -92,6 +92,11 @@ class Topology {
   bool nvls_capable = false;
   NetworkProps network;
   nlohmann::json spec;         // the fully resolved specification it was built from (recorded in outputs)
+  // Added by the topology layer: local GPU index -> NIC index (NCCL-style affinity, identical on
+  // every node). Filled by build_topology(); nic_for_gpu() (routing.h) computes it when empty.
+  std::vector<int> nic_affinity;
+  int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
+  std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
 
  private:
   Graph graph_;

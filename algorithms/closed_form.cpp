@@ -1,0 +1,69 @@
+#include "algorithms/closed_form.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+double ring_closed_form_time_s(const std::string& collective, int nranks, double size_bytes, const AlphaBeta& ab) {
+  if (nranks < 2) return 0.0;
+  const double steps = ring_steps(collective, nranks);
+  return ab.launch_s + steps * ab.alpha_s + steps / nranks * size_bytes / ab.beta_Bps;
+}
+
+AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const StepTiming& timing) {
+  AlphaBeta ab;
+  ab.launch_s = timing.launch_s;
+  const int gpn = topo.gpus_per_node();
+  const int families = static_cast<int>(plan.families.size());
+  // (edge, direction) -> number of family hops crossing it per step. A shared-duplex link counts
+  // both directions together.
+  std::map<std::pair<std::size_t, int>, int> load;
+  std::map<std::pair<std::size_t, int>, EdgeId> edge_of;
+  double latency_sum = 0;
+  std::size_t hop_count = 0;
+  for (const auto& fam : plan.families) {
+    const int n = static_cast<int>(fam.order.size());
+    for (int p = 0; p < n; ++p) {
+      const int src = fam.order[p], dst = fam.order[(p + 1) % n];
+      const bool inter = src / gpn != dst / gpn;
+      const Route route = route_between_gpus(topo, src, dst, inter ? fam.rail : -1);
+      double per_step = timing.pcie_step_s;
+      if (inter)
+        per_step = timing.net_step_s;
+      else if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink)
+        per_step = timing.nvlink_step_s;
+      latency_sum += std::max(per_step, route_latency_s(topo, route));
+      ++hop_count;
+      for (const Hop& h : route) {
+        const Link& l = topo.link(h.edge);
+        const std::size_t id = reinterpret_cast<std::size_t>(h.edge.get_property());
+        const auto key = std::make_pair(id, l.shared_duplex ? 2 : (h.forward ? 1 : 0));
+        ++load[key];
+        edge_of.emplace(key, h.edge);
+      }
+    }
+  }
+  ab.alpha_s = hop_count ? latency_sum / hop_count : 0.0;
+  ab.beta_Bps = std::numeric_limits<double>::infinity();
+  for (const auto& [key, count] : load) {
+    const EdgeId e = edge_of.at(key);
+    const double beta = topo.link(e).bandwidth_Bps * families / count;
+    if (beta < ab.beta_Bps) {
+      ab.beta_Bps = beta;
+      const auto& a = topo.vertex(boost::source(e, topo.graph()));
+      const auto& b = topo.vertex(boost::target(e, topo.graph()));
+      const bool fwd = key.second != 0;
+      ab.bottleneck = (fwd ? a.name : b.name) + (key.second == 2 ? " <-> " : " -> ") + (fwd ? b.name : a.name) + " (" +
+                      topo.link(e).label + ")";
+    }
+  }
+  return ab;
+}
+
+double knee_bytes(int nranks, const AlphaBeta& ab) { return nranks * ab.alpha_s * ab.beta_Bps; }
+
+}  // namespace ccsim

@@ -1,0 +1,173 @@
+#include "algorithms/ring.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+int RingPlan::total_channels() const {
+  int c = 0;
+  for (const auto& f : families) c += f.channels;
+  return c;
+}
+
+int ring_steps(const std::string& collective, int nranks) {
+  if (collective == "all_reduce") return 2 * (nranks - 1);
+  if (collective == "all_gather" || collective == "reduce_scatter") return nranks - 1;
+  throw std::invalid_argument("no ring schedule for collective '" + collective + "'");
+}
+
+namespace {
+
+// Local GPU order inside one node for a family entering at `entry` and leaving at `exit`:
+// entry first, exit last, the others in index order after the entry (index order follows
+// PCIe locality because GPUs are numbered switch by switch).
+std::vector<int> node_order(int gpus, int entry, int exit) {
+  std::vector<int> order{entry};
+  for (int k = 1; k < gpus; ++k) {
+    const int g = (entry + k) % gpus;
+    if (g != exit) order.push_back(g);
+  }
+  if (exit != entry) order.push_back(exit);
+  return order;
+}
+
+// The GPU other than `entry` that is closest to NIC `rail` (path class, then index).
+int closest_exit(const Topology& topo, int entry, int rail) {
+  const int gpus = topo.gpus_per_node();
+  if (gpus == 1) return entry;
+  int best = -1;
+  PathClass best_class = PathClass::Net;
+  for (int k = 1; k < gpus; ++k) {
+    const int g = (entry + k) % gpus;
+    const PathClass c = path_class(topo, topo.gpu(g), topo.nic(0, rail));
+    if (best < 0 || c < best_class) {
+      best = g;
+      best_class = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+RingPlan plan_rings(const Topology& topo, int channels) {
+  RingPlan plan;
+  const int gpus = topo.gpus_per_node();
+  const int nodes = topo.num_nodes();
+  if (nodes == 1) {
+    RingFamily f;
+    f.order = node_order(gpus, 0, gpus - 1);
+    f.channels = std::max(1, channels);
+    plan.families.push_back(f);
+    return plan;
+  }
+  const int rails = topo.nics_per_node();
+  if (rails <= 0) throw std::invalid_argument("multi-node ring needs at least one NIC per node");
+  const int per_family = std::max(1, channels / rails);
+  for (int rail = 0; rail < rails; ++rail) {
+    int entry = -1;
+    for (int g = 0; g < gpus && entry < 0; ++g)
+      if (nic_for_gpu(topo, g) == rail) entry = g;
+    if (entry < 0) entry = rail % gpus;
+    const int exit = closest_exit(topo, entry, rail);
+    const std::vector<int> local = node_order(gpus, entry, exit);
+    RingFamily f;
+    f.rail = rail;
+    f.channels = per_family;
+    for (int node = 0; node < nodes; ++node)
+      for (int g : local) f.order.push_back(node * gpus + g);
+    plan.families.push_back(f);
+  }
+  return plan;
+}
+
+namespace {
+
+// Software part of one step's fixed cost on a hop: NCCL's per-step latency minus the physical
+// latency of the route, so that an idle hop costs exactly NCCL's per-step latency.
+double step_delay(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
+  const Route route = route_between_gpus(topo, src, dst, rail);
+  const int gpn = topo.gpus_per_node();
+  double per_step = timing.pcie_step_s;
+  if (src / gpn != dst / gpn) {
+    per_step = timing.net_step_s;
+  } else if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink) {
+    per_step = timing.nvlink_step_s;
+  }
+  return std::max(0.0, per_step - route_latency_s(topo, route));
+}
+
+}  // namespace
+
+Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
+                       const RingScheduleOptions& options) {
+  Schedule s;
+  s.collective = collective;
+  s.algorithm = "ring";
+  s.nranks = topo.num_gpus();
+  s.size_bytes = size_bytes;
+  const int n = s.nranks;
+  if (n < 2) return s;
+  const int steps = ring_steps(collective, n);
+  const int families = static_cast<int>(plan.families.size());
+  const int gpn = topo.gpus_per_node();
+
+  // Per family and position: hop rail and fixed delay, computed once.
+  struct Hop {
+    int src, dst, rail;
+    double delay_s;
+  };
+  std::vector<std::vector<Hop>> hops(families);
+  for (int f = 0; f < families; ++f) {
+    const auto& fam = plan.families[f];
+    if (static_cast<int>(fam.order.size()) != n) throw std::invalid_argument("ring order does not cover all ranks");
+    for (int p = 0; p < n; ++p) {
+      const int src = fam.order[p];
+      const int dst = fam.order[(p + 1) % n];
+      const int rail = (src / gpn != dst / gpn) ? fam.rail : -1;
+      hops[f].push_back({src, dst, rail, step_delay(topo, options.timing, src, dst, rail)});
+    }
+  }
+
+  // Every step moves one block of S/n, split evenly over the families, then over channels and chunks.
+  const double block_per_family = size_bytes / n / families;
+  std::vector<std::vector<std::uint32_t>> previous(families), current(families);
+  for (int step = 0; step < steps; ++step) {
+    for (int f = 0; f < families; ++f) {
+      const auto& fam = plan.families[f];
+      int pieces = 1, chunks = 1;
+      if (options.expand_channels_and_chunks) {
+        chunks = std::max(1, static_cast<int>(std::ceil(block_per_family / fam.channels / kSimpleChunkBytes)));
+        pieces = fam.channels * chunks;
+      }
+      current[f].assign(static_cast<std::size_t>(n) * pieces, 0);
+      for (int p = 0; p < n; ++p) {
+        const Hop& hop = hops[f][p];
+        for (int piece = 0; piece < pieces; ++piece) {
+          Transfer t;
+          t.src = hop.src;
+          t.dst = hop.dst;
+          t.rail = hop.rail;
+          t.bytes = block_per_family / pieces;
+          t.delay_s = hop.delay_s + (step == 0 ? options.timing.launch_s : 0.0);
+          t.step = step;
+          t.family = f;
+          t.channels = options.expand_channels_and_chunks ? 1 : fam.channels;
+          t.chunks = options.expand_channels_and_chunks ? 1 : std::max(1, static_cast<int>(std::ceil(
+                                                                      block_per_family / fam.channels / kSimpleChunkBytes)));
+          std::vector<std::uint32_t> deps;
+          if (step > 0) deps.push_back(previous[f][static_cast<std::size_t>((p + n - 1) % n) * pieces + piece]);
+          current[f][static_cast<std::size_t>(p) * pieces + piece] = s.add(t, deps);
+        }
+      }
+    }
+    std::swap(previous, current);
+  }
+  return s;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,46 @@
+// Ring collectives as NCCL runs them: every channel is a ring over all ranks; inside a node the ring
+// follows NVLink (or PCIe locality), between nodes it crosses once per node on one rail, so that a
+// cluster with R NICs per node runs R ring families side by side, one per rail.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "algorithms/schedule.h"
+#include "algorithms/step_timing.h"
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+struct RingFamily {
+  std::vector<int> order;  // ranks in ring order; order[i] sends to order[(i + 1) % n]
+  int rail = -1;           // NIC index used for the node crossings (-1: single node)
+  int channels = 1;        // NCCL channels that follow this ring
+};
+
+struct RingPlan {
+  std::vector<RingFamily> families;
+  int total_channels() const;
+};
+
+// Rings for the whole cluster. `channels` is the number of NCCL channels to spread over the
+// families (at least one per family).
+RingPlan plan_rings(const Topology& topo, int channels);
+
+// NCCL's Simple chunk: 4 steps of a 4 MiB buffer split in 8 slots = 2 MiB per channel and step.
+constexpr double kSimpleChunkBytes = 2.0 * 1024 * 1024;
+
+struct RingScheduleOptions {
+  StepTiming timing;
+  bool expand_channels_and_chunks = false;  // one record per channel and chunk instead of merged records
+};
+
+// Ring all_reduce (reduce-scatter then all-gather: 2(n-1) steps), all_gather and reduce_scatter
+// (n-1 steps). `size_bytes` is the nccl-tests size column: the buffer for all_reduce, the gathered
+// buffer for all_gather and the input buffer for reduce_scatter.
+Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
+                       const RingScheduleOptions& options);
+
+// Number of ring steps for a collective on n ranks.
+int ring_steps(const std::string& collective, int nranks);
+
+}  // namespace ccsim

@@ -1,0 +1,52 @@
+// A Schedule is pure data between the algorithms and the engine: who sends how many bytes to whom,
+// after which other transfers, with which fixed delay. It can be printed, diffed and tested without
+// the engine. Ranks are global GPU ranks (node * gpus_per_node + local index).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ccsim {
+
+struct Transfer {
+  int src = 0;
+  int dst = 0;
+  int rail = -1;          // NIC index carrying an inter-node transfer on both sides (-1: the source GPU's NIC)
+  double bytes = 0;       // bytes moved by this record (all channels and chunks it stands for)
+  double delay_s = 0;     // fixed delay between "all dependencies done" and the first byte (protocol/launch)
+  int step = 0;           // algorithm step (ring: 0 .. 2(n-1)-1)
+  int family = 0;         // ring / tree family: records of different families never merge
+  int channels = 1;       // NCCL channels this record stands for (same path and timing)
+  int chunks = 1;         // chunks per channel this record stands for
+  std::uint32_t dep_begin = 0;  // dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
+  std::uint32_t dep_count = 0;
+};
+
+// A 64-bit key that identifies a record by (src, dst, rail, family, step) without collisions:
+// 18 bits per rank, 6 for rail + 1, 7 for family, 15 for step. Returns false when a field does not fit.
+bool pack_transfer_key(int src, int dst, int rail, int family, int step, std::uint64_t* key);
+
+struct Schedule {
+  std::string collective;  // "all_reduce", "all_gather", "reduce_scatter"
+  std::string algorithm;   // "ring"
+  int nranks = 0;
+  double size_bytes = 0;   // the nccl-tests "size" this schedule moves
+  std::vector<Transfer> transfers;      // dependencies always point to earlier transfers
+  std::vector<std::uint32_t> deps;
+
+  // Appends a transfer with the given dependencies and returns its index.
+  std::uint32_t add(Transfer t, const std::vector<std::uint32_t>& depends_on);
+  const std::uint32_t* deps_of(const Transfer& t) const { return deps.data() + t.dep_begin; }
+
+  // The same schedule for another size: every byte count scaled by new_size / size_bytes
+  // (schedules of ring/tree algorithms are linear in the size).
+  Schedule scaled_to(double new_size_bytes) const;
+
+  // Bytes leaving / entering each rank, for checks and reports.
+  std::vector<double> bytes_sent_per_rank() const;
+
+  // One line per transfer: "#id step family src->dst rail bytes delay_us ch x chunks deps=[..]".
+  std::string dump() const;
+};
+
+}  // namespace ccsim

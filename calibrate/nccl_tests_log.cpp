@@ -1,0 +1,446 @@
+#include "calibrate/nccl_tests_log.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace ccsim {
+namespace {
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t i = 0, n = s.size();
+  while (i < n) {
+    while (i < n && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i >= n) break;
+    std::size_t j = i;
+    while (j < n && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    out.push_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+// Removes "[1,0]<stdout>:" (mpirun --tag-output) and "  0: " (srun --label) prefixes.
+std::string strip_launcher_prefix(const std::string& s) {
+  if (!s.empty() && s[0] == '[') {
+    for (const char* tag : {"]<stdout>:", "]<stderr>:"}) {
+      std::size_t p = s.find(tag);
+      if (p != std::string::npos && p < 24) {
+        bool ok = true;
+        for (std::size_t i = 1; i < p; ++i)
+          if (!std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != ',') ok = false;
+        if (ok) return s.substr(p + std::string(tag).size());
+      }
+    }
+  }
+  std::size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  std::size_t d = i;
+  while (d < s.size() && std::isdigit(static_cast<unsigned char>(s[d]))) ++d;
+  if (d > i && d - i <= 6 && d + 1 < s.size() && s[d] == ':' && s[d + 1] == ' ') return s.substr(d + 2);
+  return s;
+}
+
+bool parse_u64(const std::string& t, std::uint64_t& v) {
+  if (t.empty()) return false;
+  for (char c : t)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size();
+}
+
+bool parse_int(const std::string& t, int& v) {
+  if (t.empty()) return false;
+  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size();
+}
+
+bool parse_double(const std::string& t, double& v) {
+  if (t.empty()) return false;
+  // Plain decimal / exponent numbers, plus "nan" / "inf" / "-nan" as printf writes them.
+  for (char c : t)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == 'e' ||
+          c == 'E' || c == 'n' || c == 'a' || c == 'i' || c == 'f'))
+      return false;
+  char* end = nullptr;
+  v = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size();
+}
+
+std::string nccl_version_from_code(long code) {
+  long major, minor, patch;
+  if (code >= 20900) {
+    major = code / 10000; minor = (code % 10000) / 100; patch = code % 100;
+  } else {
+    major = code / 1000; minor = (code % 1000) / 100; patch = code % 100;
+  }
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+// Column layout derived from a header line.
+struct Layout {
+  int ncols = 0;       // number of whitespace-separated fields of a row
+  int idx_size = -1, idx_count = -1, idx_type = -1, idx_redop = -1, idx_root = -1;
+  struct Group { int time = -1, algbw = -1, busbw = -1, wrong = -1; bool oop = true; };
+  std::vector<Group> groups;
+  std::string names;   // for messages
+};
+
+class Parser {
+ public:
+  Parser(std::istream& in, const std::string& filename) : in_(in), file_(filename) {}
+
+  std::vector<NcclTestsRun> run() {
+    std::string raw;
+    while (std::getline(in_, raw)) {
+      ++lineno_;
+      if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+      handle(strip_launcher_prefix(raw));
+    }
+    if (cur_.header_line > 0) {
+      finalize();
+    } else if (nthread_line_ > 0 && !runs_.empty()) {
+      fail(nthread_line_, "nccl-tests run header without a result table");
+    }
+    if (runs_.empty())
+      throw InputError(file_, "no nccl-tests result table found (expected a column header line like "
+                              "'#       size         count      type   redop    root     time   algbw   busbw #wrong ...')");
+    return std::move(runs_);
+  }
+
+ private:
+  [[noreturn]] void fail(int line, const std::string& what) const {
+    throw InputError(file_, "line " + std::to_string(line) + ": " + what);
+  }
+
+  void new_run() {
+    cur_ = NcclTestsRun{};
+    layout_ = Layout{};
+    table_mode_ = false;
+    nthread_line_ = 0;
+    library_code_ = 0;
+    label_line_.clear();
+    if (!pending_collective_.empty()) cur_.collective = pending_collective_;
+    if (!pending_version_.empty()) cur_.nccl_version = pending_version_;
+    pending_collective_.clear();
+    pending_version_.clear();
+  }
+
+  void finalize() {
+    if (cur_.rows.empty()) fail(cur_.header_line, "nccl-tests table header has no data rows");
+    cur_.ranks = static_cast<int>(cur_.devices.size());
+    if (cur_.nccl_version.empty() && library_code_ > 0) cur_.nccl_version = nccl_version_from_code(library_code_);
+    runs_.push_back(std::move(cur_));
+    new_run();
+  }
+
+  // A line that starts a new run section ("# nccl-tests version", "# Collective test starting", "# nThread").
+  void begin_section() {
+    if (cur_.header_line > 0) {
+      finalize();
+    } else if (nthread_line_ > 0) {
+      fail(nthread_line_, "nccl-tests run header without a result table");
+    }
+  }
+
+  void set_collective(const std::string& c, bool override_known) {
+    if (c.empty()) return;
+    if (cur_.header_line > 0) {
+      if (pending_collective_.empty() || override_known) pending_collective_ = c;
+    } else if (cur_.collective.empty() || override_known) {
+      cur_.collective = c;
+    }
+  }
+
+  void set_version(const std::string& v) {
+    if (cur_.header_line > 0) pending_version_ = v;
+    else if (cur_.nccl_version.empty()) cur_.nccl_version = v;
+  }
+
+  void scan_version(const std::string& s) {
+    std::size_t p = s.find("NCCL version ");
+    if (p == std::string::npos) return;
+    auto toks = split_ws(s.substr(p + 13));
+    if (!toks.empty() && std::isdigit(static_cast<unsigned char>(toks[0][0]))) set_version(toks[0]);
+  }
+
+  void scan_collective(const std::string& s) {
+    std::size_t p = 0;
+    while ((p = s.find("_perf", p)) != std::string::npos) {
+      std::size_t b = p;
+      while (b > 0 && (std::islower(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '_' ||
+                       std::isdigit(static_cast<unsigned char>(s[b - 1]))))
+        --b;
+      std::string c = nccl_tests_collective_from_name(s.substr(b, p - b));
+      if (!c.empty()) { set_collective(c, false); return; }
+      p += 5;
+    }
+  }
+
+  void parse_nthread(const std::string& body) {
+    begin_section();
+    nthread_line_ = lineno_;
+    auto t = split_ws(body);
+    auto need = [&](std::size_t i, const char* what) -> const std::string& {
+      if (i >= t.size()) fail(lineno_, std::string("nccl-tests header line lacks the value of '") + what + "'");
+      return t[i];
+    };
+    auto get_int = [&](std::size_t i, const char* what) {
+      int v;
+      if (!parse_int(need(i, what), v)) fail(lineno_, std::string("cannot read '") + what + "' in the nccl-tests header: '" + t[i] + "'");
+      return v;
+    };
+    auto get_u64 = [&](std::size_t i, const char* what) {
+      std::uint64_t v;
+      if (!parse_u64(need(i, what), v)) fail(lineno_, std::string("cannot read '") + what + "' in the nccl-tests header: '" + t[i] + "'");
+      return v;
+    };
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const std::string& k = t[i];
+      if (k == "nThread") cur_.nthread = get_int(i + 1, "nThread");
+      else if (k == "nGpus") cur_.ngpus = get_int(i + 1, "nGpus");
+      else if (k == "minBytes") cur_.min_bytes = get_u64(i + 1, "minBytes");
+      else if (k == "maxBytes") cur_.max_bytes = get_u64(i + 1, "maxBytes");
+      else if (k == "step:") cur_.step = need(i + 1, "step");
+      else if (k == "iters:") {
+        std::string prev = i > 0 ? t[i - 1] : "";
+        int v = get_int(i + 1, "iters");
+        if (prev == "warmup") cur_.warmup_iters = v;
+        else if (prev == "agg") cur_.agg_iters = v;
+        else cur_.iters = v;
+      } else if (k == "validation:") cur_.validation = get_int(i + 1, "validation");
+      else if (k == "graph:") cur_.graph = get_int(i + 1, "graph");
+    }
+  }
+
+  void parse_column_header(const std::string& body) {
+    if (cur_.header_line > 0) finalize();
+    auto t = split_ws(body);
+    Layout L;
+    std::size_t i = 0;
+    auto is_time = [](const std::string& s) { return s == "time" || s == "cputime"; };
+    for (; i < t.size() && !is_time(t[i]); ++i) {
+      const std::string& k = t[i];
+      int idx = static_cast<int>(i);
+      if (k == "size") L.idx_size = idx;
+      else if (k == "count") L.idx_count = idx;
+      else if (k == "type") L.idx_type = idx;
+      else if (k == "redop") L.idx_redop = idx;
+      else if (k == "root") L.idx_root = idx;
+      else fail(lineno_, "unrecognised column '" + k + "' in the nccl-tests table header");
+    }
+    if (L.idx_size != 0 || L.idx_count != 1)
+      fail(lineno_, "nccl-tests table header must start with 'size count'");
+    bool timestamp = false;
+    for (; i < t.size(); ++i) {
+      const std::string& k = t[i];
+      int idx = static_cast<int>(i);
+      if (is_time(k)) { L.groups.emplace_back(); L.groups.back().time = idx; continue; }
+      if (L.groups.empty()) continue;
+      auto& g = L.groups.back();
+      if (k == "algbw" && g.algbw < 0) g.algbw = idx;
+      else if (k == "busbw" && g.busbw < 0) g.busbw = idx;
+      else if ((k == "#wrong" || k == "error") && g.wrong < 0) { g.wrong = idx; cur_.wrong_column = k; }
+      else if (k == "timestamp") timestamp = true;
+    }
+    if (L.groups.empty() || L.groups.size() > 2)
+      fail(lineno_, "nccl-tests table header needs one or two 'time algbw busbw' column groups");
+    for (auto& g : L.groups)
+      if (g.algbw < 0 || g.busbw < 0) fail(lineno_, "nccl-tests table header lacks an 'algbw' or 'busbw' column");
+    L.ncols = static_cast<int>(t.size()) + (timestamp ? 1 : 0);
+    for (auto& k : t) L.names += (L.names.empty() ? "" : " ") + k;
+
+    // Which group is out-of-place: from the "out-of-place   in-place" label line above, if any.
+    std::size_t po = label_line_.find("out-of-place"), pi = label_line_.find("in-place");
+    if (po != std::string::npos && pi != std::string::npos && pi < po) {
+      // "in-place" could be a substring match inside "out-of-place"? No: "out-of-place" has no "in-".
+      L.groups[0].oop = false;
+      if (L.groups.size() > 1) L.groups[1].oop = true;
+    } else {
+      L.groups[0].oop = true;
+      if (L.groups.size() > 1) L.groups[1].oop = false;
+      if (L.groups.size() == 1 && po == std::string::npos && pi != std::string::npos) L.groups[0].oop = false;
+    }
+    cur_.has_type = L.idx_type >= 0;
+    cur_.has_redop = L.idx_redop >= 0;
+    cur_.has_root = L.idx_root >= 0;
+    cur_.has_in_place = L.groups.size() == 2 || !L.groups[0].oop;
+    if (body.find("busbw  #wrong") != std::string::npos) cur_.style = NcclTestsStyle::Current;
+    else cur_.style = NcclTestsStyle::Legacy;
+    cur_.header_line = lineno_;
+    layout_ = L;
+    table_mode_ = true;
+    label_line_.clear();
+  }
+
+  void parse_row(const std::string& s) {
+    auto t = split_ws(s);
+    const Layout& L = layout_;
+    if (static_cast<int>(t.size()) == L.ncols - 1 && L.idx_redop >= 0 && L.idx_root == L.idx_redop + 1) {
+      int dummy;  // hypercube prints an empty op name: "float          -1"
+      if (parse_int(t[L.idx_redop], dummy)) t.insert(t.begin() + L.idx_redop, "");
+    }
+    if (static_cast<int>(t.size()) != L.ncols)
+      fail(lineno_, "nccl-tests row has " + std::to_string(t.size()) + " fields, expected " + std::to_string(L.ncols) +
+                        " (" + L.names + ")" + (static_cast<int>(t.size()) < L.ncols ? "; truncated line?" : ""));
+    NcclTestsRow r;
+    r.line = lineno_;
+    auto bad = [&](int idx, const char* what) {
+      fail(lineno_, std::string("field '") + what + "' (column " + std::to_string(idx + 1) + ") is not a valid number: '" +
+                        t[idx] + "'");
+    };
+    if (!parse_u64(t[L.idx_size], r.size_bytes)) bad(L.idx_size, "size");
+    if (!parse_u64(t[L.idx_count], r.count)) bad(L.idx_count, "count");
+    if (L.idx_type >= 0) r.type = t[L.idx_type];
+    if (L.idx_redop >= 0) r.redop = t[L.idx_redop];
+    if (L.idx_root >= 0 && !parse_int(t[L.idx_root], r.root)) bad(L.idx_root, "root");
+    r.oop_wrong = r.ip_wrong = -1;  // stays -1 for a column group the layout lacks
+    for (const auto& g : L.groups) {
+      double tm, ab, bb;
+      if (!parse_double(t[g.time], tm)) bad(g.time, "time");
+      if (!parse_double(t[g.algbw], ab)) bad(g.algbw, "algbw");
+      if (!parse_double(t[g.busbw], bb)) bad(g.busbw, "busbw");
+      long wrong = -1;
+      if (g.wrong >= 0 && t[g.wrong] != "N/A") {
+        double w;
+        if (!parse_double(t[g.wrong], w) || !(w >= 0) || std::isinf(w)) bad(g.wrong, cur_.wrong_column.c_str());
+        // The old "error" column is a max delta ("%5.0le"); any non-zero delta counts as one wrong element.
+        wrong = (w > 0 && w < 1) ? 1 : static_cast<long>(std::llround(w));
+      }
+      if (g.oop) { r.oop_time_us = tm; r.oop_algbw_GBps = ab; r.oop_busbw_GBps = bb; r.oop_wrong = wrong; }
+      else { r.ip_time_us = tm; r.ip_algbw_GBps = ab; r.ip_busbw_GBps = bb; r.ip_wrong = wrong; }
+    }
+    cur_.rows.push_back(std::move(r));
+  }
+
+  void parse_avg(const std::string& s) {
+    std::size_t p = s.find(':', s.find("Avg bus bandwidth"));
+    auto t = p == std::string::npos ? std::vector<std::string>{} : split_ws(s.substr(p + 1));
+    double v;
+    if (t.empty() || !parse_double(t[0], v)) fail(lineno_, "cannot read the value of 'Avg bus bandwidth'");
+    if (cur_.header_line > 0 && cur_.has_avg_busbw) return;  // already have it; ignore duplicates
+    if (cur_.header_line > 0) { cur_.has_avg_busbw = true; cur_.avg_busbw_GBps = v; }
+    table_mode_ = false;
+  }
+
+  static bool is_device_line(const std::string& body) {
+    auto t = split_ws(body);
+    int dummy;
+    return t.size() >= 4 && t[0] == "Rank" && parse_int(t[1], dummy) && body.find(" device ") != std::string::npos;
+  }
+
+  void handle(const std::string& s) {
+    if (s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) {
+      scan_version(s);
+      return;
+    }
+    std::string ts = trim(s);
+    if (ts.empty()) return;
+    if (ts[0] == '#') {
+      std::string body = ts.substr(1);
+      std::string tb = trim(body);
+      if (starts_with(tb, "nccl-tests version")) {
+        begin_section();
+        auto t = split_ws(tb);
+        if (t.size() >= 3) cur_.nccl_tests_version = t[2];
+        std::size_t p = tb.find("nccl-library=");
+        if (p != std::string::npos) library_code_ = std::atol(tb.c_str() + p + 13);
+        return;
+      }
+      if (starts_with(tb, "Collective test starting:")) {
+        begin_section();
+        set_collective(nccl_tests_collective_from_name(trim(tb.substr(25))), true);
+        return;
+      }
+      if (starts_with(tb, "Collective test concluded:")) return;
+      if (starts_with(tb, "nThread ")) { parse_nthread(tb); return; }
+      if (is_device_line(tb)) {
+        if (cur_.header_line > 0) finalize();
+        cur_.devices.push_back(s.size() >= 2 && s[0] == '#' && s[1] == ' ' ? s.substr(2) : tb);
+        return;
+      }
+      if (tb.find("Avg bus bandwidth") != std::string::npos) { parse_avg(tb); return; }
+      if (starts_with(tb, "Out of bounds values")) return;
+      {
+        auto t = split_ws(tb);
+        if (t.size() >= 2 && t[0] == "size" && t[1] == "count" && tb.find("algbw") != std::string::npos) {
+          parse_column_header(tb);
+          return;
+        }
+      }
+      if (tb.find("out-of-place") != std::string::npos || tb.find("in-place") != std::string::npos) {
+        if (tb.find("(B)") == std::string::npos) label_line_ = tb;
+        return;
+      }
+      if (starts_with(tb, "(B)")) return;
+      scan_version(tb);
+      scan_collective(tb);
+      return;
+    }
+    if (starts_with(ts, "Avg bus bandwidth")) { parse_avg(ts); return; }
+    if (starts_with(ts, "Out of bounds values")) return;
+    if (table_mode_ && std::isdigit(static_cast<unsigned char>(ts[0]))) {
+      std::size_t e = 0;
+      while (e < ts.size() && !std::isspace(static_cast<unsigned char>(ts[e]))) ++e;
+      if (ts.substr(0, e).find(':') == std::string::npos) { parse_row(ts); return; }
+    }
+    scan_version(ts);
+    scan_collective(ts);
+  }
+
+  std::istream& in_;
+  std::string file_;
+  int lineno_ = 0;
+  std::vector<NcclTestsRun> runs_;
+  NcclTestsRun cur_;
+  Layout layout_;
+  bool table_mode_ = false;
+  int nthread_line_ = 0;
+  long library_code_ = 0;
+  std::string label_line_;
+  std::string pending_collective_, pending_version_;
+};
+
+}  // namespace
+
+std::string nccl_tests_collective_from_name(const std::string& name) {
+  std::string n = trim(name);
+  std::size_t slash = n.find_last_of('/');
+  if (slash != std::string::npos) n = n.substr(slash + 1);
+  for (const char* suffix : {"_mpi", "_perf"}) {
+    std::string sfx = suffix;
+    if (n.size() > sfx.size() && n.compare(n.size() - sfx.size(), sfx.size(), sfx) == 0) n.resize(n.size() - sfx.size());
+  }
+  static const char* known[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "alltoallv", "broadcast",
+                                "reduce", "sendrecv", "gather", "scatter", "hypercube"};
+  for (const char* k : known)
+    if (n == k) return n;
+  return "";
+}
+
+std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& filename) {
+  return Parser(in, filename).run();
+}
+
+std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "cannot open file");
+  return parse_nccl_tests_log(f, path);
+}
+
+}  // namespace ccsim

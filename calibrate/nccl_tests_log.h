@@ -1,0 +1,69 @@
+// Data model and parser for NVIDIA nccl-tests output (all_reduce_perf, all_gather_perf, ...).
+// The parser works by structure: it finds the column header line(s) of each result table, derives the
+// column layout from the header names and parses the rows below it, ignoring unrelated lines
+// (NCCL INFO lines, hostnames, provenance comments, mpirun --tag-output prefixes).
+#pragma once
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <vector>
+
+namespace ccsim {
+
+// How nccl-tests formats the numbers of a row.
+//   Current: nccl-tests >= ~2.14 (getFloatStr): time "%7.2f" below 1e4 us, "%7.1f" below 1e5, "%7.0f" below
+//            1e7, else "%7.1e"; algbw/busbw "%6.2f"/"%6.1f"/"%6.0f"/"%6.0e" by the same rule; #wrong "%6g"
+//            (column header "busbw  #wrong", trailing space).
+//   Legacy:  older nccl-tests: time "%7.2f" below 100 us, "%7.1f" below 1e4, else "%7.0f"; algbw/busbw "%6.2f";
+//            #wrong "%5g" (column header "busbw #wrong").
+enum class NcclTestsStyle { Current, Legacy };
+
+struct NcclTestsRow {
+  std::uint64_t size_bytes = 0;
+  std::uint64_t count = 0;
+  std::string type;   // "float", "half", "bfloat16", ...
+  std::string redop;  // "sum", "none", ...
+  int root = -1;      // -1 when printed as -1; also -1 when the layout has no root column
+  double oop_time_us = 0, oop_algbw_GBps = 0, oop_busbw_GBps = 0;
+  long oop_wrong = 0;  // -1 when printed "N/A"
+  double ip_time_us = 0, ip_algbw_GBps = 0, ip_busbw_GBps = 0;
+  long ip_wrong = 0;  // -1 when printed "N/A"
+  int line = 0;       // 1-based line in the source file (0 for rows not read from a file)
+};
+
+struct NcclTestsRun {
+  std::string collective;    // "all_reduce" etc. when known, else ""
+  std::string nccl_version;  // "2.26.2+cuda12.8" from an "NCCL version ..." line; else derived from
+                             // "nccl-library=22902" ("2.29.2"); else ""
+  std::string nccl_tests_version;  // "2.17.8" from "# nccl-tests version 2.17.8 ..." if present
+  // From the "# nThread ..." header line when present (0 / "" otherwise).
+  int nthread = 0, ngpus = 0;
+  std::uint64_t min_bytes = 0, max_bytes = 0;
+  std::string step;  // "2(factor)" or "1048576(bytes)"
+  int warmup_iters = 0, iters = 0;
+  int agg_iters = -1, validation = -1, graph = -1;  // -1 when not printed (older versions)
+  std::vector<std::string> devices;  // "#  Rank  0 Group  0 Pid ..." lines, verbatim after the leading "# "
+  int ranks = 0;                     // number of device lines (0 if none)
+  std::vector<NcclTestsRow> rows;
+  bool has_avg_busbw = false;
+  double avg_busbw_GBps = 0;
+  // Layout of the table as found.
+  bool has_type = true, has_redop = true, has_root = true, has_in_place = true;
+  std::string wrong_column = "#wrong";  // "#wrong" or "error"
+  NcclTestsStyle style = NcclTestsStyle::Current;  // guessed from the column header spacing
+  int header_line = 0;                             // line of the column-name header
+};
+
+// Parses every run in a log (a file may hold several runs, each with its own header and table).
+// Throws InputError(filename, "line N: ...") for a malformed data row (truncated, non-numeric field,
+// wrong number of fields), a table header without rows, and InputError(filename, ...) for a log
+// without any table.
+std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& filename);
+// InputError if the file cannot be read.
+std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path);
+
+// "all_reduce_perf_mpi" / "./build/all_reduce_perf" / "all_reduce" -> "all_reduce"; "" when not a known
+// nccl-tests collective.
+std::string nccl_tests_collective_from_name(const std::string& name);
+
+}  // namespace ccsim

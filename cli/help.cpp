@@ -1,0 +1,27 @@
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace ccsim {
+
+void print_help() {
+  std::cout << R"(ccsim )" CCSIM_VERSION R"( - discrete-event simulator of GPU-cluster collective communication
+
+Usage:
+  ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
+                [--collective all_reduce|all_gather|reduce_scatter] [--format table|json|csv]
+                [--output FILE] [--model engine|closed-form] [--channels N] [--jobs N]
+  ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf [same flags as predict]
+  ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
+  ccsim schedule [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
+  ccsim help | --version
+
+nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
+  -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
+  Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
+Presets: dgx-h100, hgx-a100, pcie-gen4-8gpu (see docs/topology.md for --set keys).
+Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
+)";
+}
+
+}  // namespace ccsim

@@ -1,0 +1,38 @@
+// ccsim's single command-line entry point: dispatches to the sub-commands and turns errors into
+// one line on stderr with exit code 2 (bad input) or 1 (internal error).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "calibrate/nccl_tests_log.h"
+#include "cli/commands.h"
+#include "common/error.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+      ccsim::print_help();
+      return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version" || args[0] == "version") {
+      std::cout << "ccsim " << CCSIM_VERSION << "\n";
+      return 0;
+    }
+    const std::string command = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (command == "predict") return ccsim::run_predict(rest, "");
+    if (command == "topo") return ccsim::run_topo(rest);
+    if (command == "schedule") return ccsim::run_schedule(rest);
+    const std::string alias = ccsim::nccl_tests_collective_from_name(command);
+    if (!alias.empty() && command.size() > 5 && command.substr(command.size() - 5) == "_perf")
+      return ccsim::run_predict(rest, alias);
+    throw ccsim::InputError("command line", "unknown command '" + command + "' (see 'ccsim help')");
+  } catch (const ccsim::InputError& e) {
+    std::cerr << "ccsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ccsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,142 @@
+// `ccsim predict` and the nccl-tests aliases (`ccsim all_reduce_perf ...`).
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/topology_options.h"
+#include "common/error.h"
+#include "common/output_file.h"
+#include "common/units.h"
+#include "scenarios/nccl_tests_table.h"
+#include "scenarios/predict.h"
+#include "scenarios/report_formats.h"
+
+namespace ccsim {
+
+namespace {
+
+std::vector<OptionSpec> predict_specs() {
+  std::vector<OptionSpec> specs = {
+      // nccl-tests flags that change the prediction
+      {"b", "minbytes", true, false},
+      {"e", "maxbytes", true, false},
+      {"f", "stepfactor", true, false},
+      {"i", "stepbytes", true, false},
+      {"d", "datatype", true, false},
+      {"o", "op", true, false},
+      {"r", "root", true, false},
+      // nccl-tests flags accepted and ignored (they change how a real run measures, not what it costs)
+      {"n", "iters", true, false},
+      {"w", "warmup_iters", true, false},
+      {"g", "ngpus", true, false},
+      {"c", "check", true, false},
+      {"t", "nthreads", true, false},
+      {"m", "agg_iters", true, false},
+      {"a", "average", true, false},
+      {"p", "parallel_init", true, false},
+      {"z", "blocking", true, false},
+      {"G", "cudagraph", true, false},
+      {"C", "report_cputime", true, false},
+      {"T", "timeout", true, false},
+      {"R", "local_register", true, false},
+      // ccsim's own
+      {"", "collective", true, false},
+      {"", "format", true, false},
+      {"", "output", true, false},
+      {"", "model", true, false},
+      {"", "channels", true, false},
+      {"", "jobs", true, false},
+      {"", "no-symmetry", false, false},
+      {"", "no-merge", false, false},
+      {"h", "help", false, false},
+  };
+  for (auto& s : topology_option_specs()) specs.push_back(s);
+  return specs;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+int run_predict(const std::vector<std::string>& argv, const std::string& collective_from_alias) {
+  const ParsedArgs args = parse_args(argv, predict_specs());
+  if (args.has("help")) {
+    print_help();
+    return 0;
+  }
+  if (!args.positional().empty())
+    throw InputError("command line", "unexpected argument '" + args.positional().front() + "'");
+
+  PredictRequest req;
+  req.collective = args.get("collective", collective_from_alias.empty() ? "all_reduce" : collective_from_alias);
+  if (!collective_from_alias.empty() && args.has("collective") && args.get("collective") != collective_from_alias)
+    throw InputError("--collective", "conflicts with the command name (" + collective_from_alias + "_perf)");
+  if (args.has("minbytes")) req.sweep.min_bytes = parse_size_bytes(args.get("minbytes"), args.spelled("minbytes"));
+  if (args.has("maxbytes")) req.sweep.max_bytes = parse_size_bytes(args.get("maxbytes"), args.spelled("maxbytes"));
+  if (args.has("stepbytes")) req.sweep.step_bytes = parse_size_bytes(args.get("stepbytes"), args.spelled("stepbytes"));
+  if (args.has("stepfactor")) {
+    req.sweep.step_factor = parse_double_arg(args, "stepfactor", 1);
+    if (!(req.sweep.step_factor >= 1))
+      throw InputError(args.spelled("stepfactor"), "step factor must be >= 1, got '" + args.get("stepfactor") + "'");
+  }
+  req.datatype = args.get("datatype", "float");
+  req.op = args.get("op", "sum");
+  req.root = parse_int_arg(args, "root", 0, 0);
+  req.channels = parse_int_arg(args, "channels", 0, 1);
+  req.engine.parallel_jobs = parse_int_arg(args, "jobs", 2, 1);
+  req.engine.exploit_symmetry = !args.has("no-symmetry");
+  req.engine.merge_identical = !args.has("no-merge");
+  const std::string model = args.get("model", "engine");
+  if (model == "engine")
+    req.model = PredictModel::Engine;
+  else if (model == "closed-form")
+    req.model = PredictModel::ClosedForm;
+  else
+    throw InputError("--model", "unknown model '" + model + "' (expected engine or closed-form)");
+  const std::string format = args.get("format", "table");
+  if (format != "table" && format != "json" && format != "csv")
+    throw InputError("--format", "unknown format '" + format + "' (expected table, json or csv)");
+
+  const Topology topo = topology_from_args(args, "dgx-h100");
+  const Prediction p = predict(topo, req);
+
+  std::string text;
+  if (format == "table") {
+    NcclTestsHeader h;
+    h.ngpus = parse_int_arg(args, "ngpus", 1, 1);
+    h.min_bytes = req.sweep.min_bytes;
+    h.max_bytes = req.sweep.max_bytes;
+    h.step = req.sweep.step_factor > 1 ? fmt("%g(factor)", req.sweep.step_factor)
+                                       : std::to_string(req.sweep.step_bytes) + "(bytes)";
+    h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
+    h.iters = parse_int_arg(args, "iters", 20, 1);
+    const auto& ab = p.alpha_beta;
+    std::vector<std::string> pre = {
+        "# ccsim " + std::string(CCSIM_VERSION) + " prediction, not a measurement: " + req.collective + " ring/Simple on " +
+            topo.name + ", " + std::to_string(topo.num_nodes()) + " node(s) x " + std::to_string(topo.gpus_per_node()) +
+            " GPUs = " + std::to_string(topo.num_gpus()) + " ranks",
+        "# model: " + p.metadata["prediction"].get<std::string>() + "; step constants " + kStepTimingSource,
+        "# alpha-beta: launch " + fmt("%.2f", ab.launch_s * 1e6) + " us, alpha " + fmt("%.2f", ab.alpha_s * 1e6) +
+            " us/step, beta " + fmt("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " +
+            format_bytes(p.knee_bytes),
+        "# bottleneck: " + ab.bottleneck,
+    };
+    h.program_name = req.collective + "_perf";
+    text = format_nccl_tests_output(h, pre, p.rows);
+  } else if (format == "json") {
+    text = format_rows_json(p.metadata, p.rows);
+  } else {
+    text = format_rows_csv(p.metadata, p.rows);
+  }
+  if (args.has("output"))
+    write_file_atomically(args.get("output"), text);
+  else
+    std::cout << text << std::flush;
+  return 0;
+}
+
+}  // namespace ccsim

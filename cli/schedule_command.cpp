@@ -1,0 +1,52 @@
+// `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
+#include <iostream>
+
+#include "algorithms/ring.h"
+#include "cli/commands.h"
+#include "cli/topology_options.h"
+#include "common/error.h"
+#include "common/units.h"
+
+namespace ccsim {
+
+int run_schedule(const std::vector<std::string>& argv) {
+  auto specs = topology_option_specs();
+  specs.push_back({"", "collective", true, false});
+  specs.push_back({"b", "size", true, false});
+  specs.push_back({"", "channels", true, false});
+  specs.push_back({"", "dump", false, false});
+  specs.push_back({"", "expand", false, false});
+  specs.push_back({"h", "help", false, false});
+  const ParsedArgs args = parse_args(argv, specs);
+  if (args.has("help")) {
+    print_help();
+    return 0;
+  }
+  const Topology topo = topology_from_args(args, "dgx-h100");
+  const std::string collective = args.get("collective", "all_reduce");
+  ring_steps(collective, 2);  // validates the name
+  const double size = static_cast<double>(parse_size_bytes(args.get("size", "32M"), args.spelled("size")));
+  const int channels = parse_int_arg(args, "channels", 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1), 1);
+  const RingPlan plan = plan_rings(topo, channels);
+  RingScheduleOptions opts;
+  opts.expand_channels_and_chunks = args.has("expand");
+  const Schedule s = ring_schedule(topo, plan, collective, size, opts);
+  std::cout << "# ring families: " << plan.families.size() << ", channels: " << plan.total_channels() << "\n";
+  for (std::size_t f = 0; f < plan.families.size(); ++f) {
+    const auto& fam = plan.families[f];
+    std::cout << "# family " << f << " rail " << fam.rail << " channels " << fam.channels << " order:";
+    const std::size_t shown = std::min<std::size_t>(fam.order.size(), 64);
+    for (std::size_t i = 0; i < shown; ++i) std::cout << " " << fam.order[i];
+    if (shown < fam.order.size()) std::cout << " ...";
+    std::cout << "\n";
+  }
+  if (args.has("dump"))
+    std::cout << s.dump();
+  else
+    std::cout << "# " << s.transfers.size() << " transfers, " << ring_steps(collective, topo.num_gpus())
+              << " steps; add --dump to print them\n";
+  std::cout << std::flush;
+  return 0;
+}
+
+}  // namespace ccsim

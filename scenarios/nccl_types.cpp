@@ -1,0 +1,61 @@
+#include "scenarios/nccl_types.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/error.h"
+
+namespace ccsim {
+namespace {
+
+const std::vector<std::pair<std::string, int>>& type_table() {
+  static const std::vector<std::pair<std::string, int>> t = {
+      {"int8", 1},  {"uint8", 1}, {"int32", 4},  {"uint32", 4},   {"int64", 8},  {"uint64", 8},
+      {"half", 2},  {"float", 4}, {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
+  return t;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& nccl_datatype_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& [name, size] : type_table()) n.push_back(name);
+    return n;
+  }();
+  return names;
+}
+
+bool is_nccl_datatype(const std::string& name) {
+  const auto& n = nccl_datatype_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+int datatype_size(const std::string& name) {
+  for (const auto& [n, size] : type_table())
+    if (n == name) return size;
+  throw InputError("-d", "unknown datatype '" + name + "' (valid: " + join(nccl_datatype_names()) + ")");
+}
+
+const std::vector<std::string>& nccl_op_names() {
+  static const std::vector<std::string> ops = {"sum", "prod", "max", "min", "avg", "mulsum"};
+  return ops;
+}
+
+bool is_nccl_op(const std::string& name) {
+  const auto& n = nccl_op_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::string check_nccl_op(const std::string& name) {
+  if (name == "all" || is_nccl_op(name)) return name;
+  throw InputError("-o", "unknown reduction op '" + name + "' (valid: " + join(nccl_op_names()) + ", all)");
+}
+
+}  // namespace ccsim

@@ -1,0 +1,463 @@
+#include "sim/engine.h"
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "sim/isolated_run.h"
+#include "sim/merge.h"
+#include "sim/symmetry.h"
+#include "topologies/routing.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace ccsim {
+
+namespace {
+
+double prof_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+void prof(const char* what, double& t) { if (std::getenv("CCSIM_PROFILE")) { double n = prof_now(); std::fprintf(stderr, "[profile] %s %.3f s\n", what, n - t); t = n; } }
+
+// SimGrid moves whole bytes; schedules may split a small buffer into fractions of a byte. Scaling
+// bytes and bandwidths by the same factor keeps every time unchanged and keeps 1/1024 B resolution.
+constexpr double kByteScale = 1024.0;
+
+// ---- result serialization (child -> parent) ----
+class Writer {
+ public:
+  void num(double v) { buf_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void str(const std::string& s) {
+    num(static_cast<double>(s.size()));
+    buf_.append(s);
+  }
+  void nums(const std::vector<double>& v) {
+    num(static_cast<double>(v.size()));
+    buf_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  }
+  std::string take() { return std::move(buf_); }
+
+ private:
+  std::string buf_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& b) : buf_(b) {}
+  double num() {
+    double v;
+    std::memcpy(&v, buf_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const auto n = static_cast<std::size_t>(num());
+    std::string s = buf_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  std::vector<double> nums() {
+    const auto n = static_cast<std::size_t>(num());
+    std::vector<double> v(n);
+    std::memcpy(v.data(), buf_.data() + pos_, n * sizeof(double));
+    pos_ += n * sizeof(double);
+    return v;
+  }
+
+ private:
+  const std::string& buf_;
+  std::size_t pos_ = 0;
+};
+
+std::string serialize(const SimResult& r) {
+  Writer w;
+  w.num(r.time_s);
+  w.nums(r.rank_finish_s);
+  w.nums(r.transfer_start_s);
+  w.nums(r.transfer_end_s);
+  w.num(static_cast<double>(r.links.size()));
+  for (const auto& l : r.links) {
+    w.str(l.from);
+    w.str(l.to);
+    w.str(l.label);
+    w.num(static_cast<double>(static_cast<int>(l.kind)));
+    w.num(l.bandwidth_Bps);
+    w.num(l.bytes);
+    w.num(l.busy_s);
+  }
+  w.num(static_cast<double>(r.transfers));
+  w.num(static_cast<double>(r.flows_simulated));
+  w.num(r.symmetry_order);
+  w.num(r.merge_bundle);
+  return w.take();
+}
+
+SimResult deserialize(const std::string& data) {
+  Reader rd(data);
+  SimResult r;
+  r.time_s = rd.num();
+  r.rank_finish_s = rd.nums();
+  r.transfer_start_s = rd.nums();
+  r.transfer_end_s = rd.nums();
+  const auto links = static_cast<std::size_t>(rd.num());
+  for (std::size_t i = 0; i < links; ++i) {
+    LinkStat l;
+    l.from = rd.str();
+    l.to = rd.str();
+    l.label = rd.str();
+    l.kind = static_cast<LinkKind>(static_cast<int>(rd.num()));
+    l.bandwidth_Bps = rd.num();
+    l.bytes = rd.num();
+    l.busy_s = rd.num();
+    r.links.push_back(std::move(l));
+  }
+  r.transfers = static_cast<std::size_t>(rd.num());
+  r.flows_simulated = static_cast<std::size_t>(rd.num());
+  r.symmetry_order = static_cast<int>(rd.num());
+  r.merge_bundle = static_cast<int>(rd.num());
+  return r;
+}
+
+// A link direction as the platform sees it: shared-duplex links have one resource for both directions.
+struct LinkKey {
+  const void* edge;
+  int dir;  // 1 forward, 0 backward, 2 shared
+  bool operator<(const LinkKey& o) const { return edge != o.edge ? edge < o.edge : dir < o.dir; }
+};
+
+LinkKey key_of(const Topology& topo, const Hop& h) {
+  const bool shared = topo.link(h.edge).shared_duplex;
+  return LinkKey{h.edge.get_property(), shared ? 2 : (h.forward ? 1 : 0)};
+}
+
+// Everything the actors share during one simulation.
+struct Replay {
+  std::vector<std::uint32_t> reps;            // representative transfer ids (merged schedule)
+  std::vector<int> route_of;                  // per rep index: route index
+  std::vector<double> bytes, delay;           // per rep index
+  std::vector<int> pending;                   // per rep index: unfinished dependencies
+  std::vector<double> ready_at;               // per rep index: latest dependency end
+  std::vector<std::uint32_t> succ_begin, succ; // CSR successors (rep indices)
+  std::vector<int> actor_of;                  // per rep index
+  std::vector<sg4::SemaphorePtr> sems;        // per actor
+  std::vector<double> start, end;             // per rep index
+  std::vector<double> route_delay;            // per route: fixed delay folded into the route's latency
+  std::vector<sg4::Host*> route_src, route_dst;
+};
+
+void run_actor(Replay* R, std::vector<std::uint32_t> items, int me) {
+  for (std::uint32_t t : items) {
+    while (R->pending[t] > 0) R->sems[me]->acquire();
+    // The route's common fixed delay is part of its latency; only the excess (the launch cost of a
+    // first step) is slept here, which saves a timer event per transfer.
+    const double ready = R->ready_at[t] + R->delay[t] - R->route_delay[R->route_of[t]];
+    if (ready > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(ready);
+    R->start[t] = sg4::Engine::get_clock();
+    const int route = R->route_of[t];
+    sg4::Comm::sendto(R->route_src[route], R->route_dst[route],
+                      static_cast<std::uint64_t>(R->bytes[t] * kByteScale + 0.5));
+    const double now = sg4::Engine::get_clock();
+    R->end[t] = now;
+    for (std::uint32_t k = R->succ_begin[t]; k < R->succ_begin[t + 1]; ++k) {
+      const std::uint32_t s = R->succ[k];
+      R->ready_at[s] = std::max(R->ready_at[s], now);
+      if (--R->pending[s] == 0) R->sems[R->actor_of[s]]->release();
+    }
+  }
+}
+
+double union_length(std::vector<std::pair<double, double>>& iv) {
+  std::sort(iv.begin(), iv.end());
+  double total = 0, cur_s = 0, cur_e = -1;
+  bool open = false;
+  for (const auto& [s, e] : iv) {
+    if (!open || s > cur_e) {
+      if (open) total += cur_e - cur_s;
+      cur_s = s;
+      cur_e = e;
+      open = true;
+    } else {
+      cur_e = std::max(cur_e, e);
+    }
+  }
+  if (open) total += cur_e - cur_s;
+  return total;
+}
+
+// What does not depend on the size: merged records and the symmetry quotient. Both are invariant
+// under scaling every byte count by the same factor, so a sweep prepares them once.
+struct Prepared {
+  const Schedule* original = nullptr;
+  MergedSchedule merged;
+  Quotient q;
+  const Schedule& sched() const { return merged.schedule; }
+};
+
+Prepared prepare(const Topology& topo, const Schedule& original, const EngineOptions& options) {
+  double pt = prof_now();
+  Prepared p;
+  p.original = &original;
+  if (options.merge_identical) {
+    p.merged = merge_identical_transfers(original);
+  } else {
+    p.merged.schedule = original;
+    p.merged.merged_of.resize(original.transfers.size());
+    for (std::uint32_t i = 0; i < original.transfers.size(); ++i) p.merged.merged_of[i] = i;
+  }
+  prof("merge", pt);
+  p.q = options.exploit_symmetry ? find_quotient(topo, p.sched()) : identity_quotient(p.sched());
+  prof("quotient", pt);
+  return p;
+}
+
+SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double byte_factor,
+                              const EngineOptions& options) {
+  const Schedule& original = *prep.original;
+  const Schedule& sched = prep.sched();
+  const MergedSchedule& merged = prep.merged;
+  const Quotient& q = prep.q;
+  SimResult result;
+  result.transfers = original.transfers.size();
+  result.rank_finish_s.assign(static_cast<std::size_t>(original.nranks), 0.0);
+  if (original.transfers.empty()) return result;
+  result.merge_bundle = merged.bundle;
+  result.symmetry_order = q.order;
+
+  double pt = prof_now();
+  Replay R;
+  R.reps = q.reps;
+  const std::size_t nrep = R.reps.size();
+  std::vector<int> rep_index(sched.transfers.size(), -1);
+  for (std::size_t i = 0; i < nrep; ++i) rep_index[R.reps[i]] = static_cast<int>(i);
+
+  // Routes, folded onto their orbit representatives.
+  std::map<std::tuple<int, int, int>, int> route_id;
+  std::vector<std::vector<Hop>> routes;
+  R.route_of.resize(nrep);
+  for (std::size_t i = 0; i < nrep; ++i) {
+    const auto& t = sched.transfers[R.reps[i]];
+    const auto key = std::make_tuple(t.src, t.dst, t.rail);
+    auto it = route_id.find(key);
+    if (it == route_id.end()) {
+      std::vector<Hop> hops;
+      for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) hops.push_back(canonical_hop(topo, h, q.shift_nodes));
+      it = route_id.emplace(key, static_cast<int>(routes.size())).first;
+      routes.push_back(std::move(hops));
+    }
+    R.route_of[i] = it->second;
+  }
+
+  // Dependencies between representatives.
+  R.bytes.resize(nrep);
+  R.delay.resize(nrep);
+  R.pending.assign(nrep, 0);
+  R.ready_at.assign(nrep, 0.0);
+  std::vector<std::vector<std::uint32_t>> succ(nrep);
+  for (std::size_t i = 0; i < nrep; ++i) {
+    const auto& t = sched.transfers[R.reps[i]];
+    R.bytes[i] = t.bytes * byte_factor;
+    R.delay[i] = t.delay_s;
+    std::vector<std::uint32_t> deps;
+    for (std::uint32_t k = 0; k < t.dep_count; ++k) deps.push_back(static_cast<std::uint32_t>(rep_index[q.rep_of[sched.deps_of(t)[k]]]));
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    R.pending[i] = static_cast<int>(deps.size());
+    for (auto d : deps) succ[d].push_back(static_cast<std::uint32_t>(i));
+  }
+  R.succ_begin.push_back(0);
+  for (auto& s : succ) {
+    R.succ.insert(R.succ.end(), s.begin(), s.end());
+    R.succ_begin.push_back(static_cast<std::uint32_t>(R.succ.size()));
+  }
+
+  prof("deps", pt);
+  // Connections (lanes) and their actors: transfer j of a lane goes to actor j mod depth.
+  std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> lanes;
+  for (std::size_t i = 0; i < nrep; ++i) {
+    const auto& t = sched.transfers[R.reps[i]];
+    lanes[std::make_tuple(t.src, t.dst, t.rail, t.family)].push_back(static_cast<std::uint32_t>(i));
+  }
+  std::vector<std::vector<std::uint32_t>> actor_items;
+  R.actor_of.resize(nrep);
+  const int depth = std::max(1, options.pipeline_depth);
+  for (const auto& [key, items] : lanes) {
+    const int actors = std::min<int>(depth, static_cast<int>(items.size()));
+    const auto first = actor_items.size();
+    actor_items.resize(first + static_cast<std::size_t>(actors));
+    for (std::size_t j = 0; j < items.size(); ++j) {
+      const auto a = first + j % static_cast<std::size_t>(actors);
+      actor_items[a].push_back(items[j]);
+      R.actor_of[items[j]] = static_cast<int>(a);
+    }
+  }
+
+  // ---- SimGrid platform ----
+  std::vector<std::string> args = {"ccsim",
+                                   "--log=root.thres:critical",
+                                   "--cfg=network/model:CM02",
+                                   "--cfg=network/latency-factor:1",
+                                   "--cfg=network/bandwidth-factor:1",
+                                   "--cfg=network/TCP-gamma:0",
+                                   "--cfg=network/crosstraffic:0",
+                                   "--cfg=contexts/stack-size:128"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  sg4::Engine engine(&argc, argv.data());
+  auto* zone = sg4::create_star_zone("cluster");
+  std::map<LinkKey, sg4::Link*> sg_links;
+  std::size_t link_counter = 0;
+  auto platform_link = [&](const Hop& h) {
+    const LinkKey k = key_of(topo, h);
+    auto it = sg_links.find(k);
+    if (it != sg_links.end()) return it->second;
+    const Link& l = topo.link(h.edge);
+    if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
+    auto* link = zone->create_link("l" + std::to_string(link_counter++), l.bandwidth_Bps * kByteScale)
+                     ->set_latency(l.latency_s)
+                     ->seal();
+    sg_links.emplace(k, link);
+    return link;
+  };
+  R.route_delay.assign(routes.size(), -1.0);
+  for (std::size_t i = 0; i < nrep; ++i) {
+    double& d = R.route_delay[R.route_of[i]];
+    d = d < 0 ? R.delay[i] : std::min(d, R.delay[i]);
+  }
+  for (std::size_t r = 0; r < routes.size(); ++r) {
+    auto* src = zone->create_host("s" + std::to_string(r), 1e9);
+    auto* dst = zone->create_host("d" + std::to_string(r), 1e9);
+    std::vector<sg4::LinkInRoute> path;
+    if (R.route_delay[r] > 0) {
+      // A latency-only link: the fixed per-step delay of this connection, never a bandwidth limit.
+      path.emplace_back(zone->create_link("delay" + std::to_string(r), 1e30)->set_latency(R.route_delay[r])->seal());
+    } else {
+      R.route_delay[r] = 0;
+    }
+    for (const Hop& h : routes[r]) path.emplace_back(platform_link(h));
+    zone->add_route(src->get_netpoint(), nullptr, nullptr, nullptr, path, false);
+    zone->add_route(nullptr, dst->get_netpoint(), nullptr, nullptr, {}, false);
+    R.route_src.push_back(src);
+    R.route_dst.push_back(dst);
+  }
+  auto* driver = zone->create_host("driver", 1e9);
+  zone->seal();
+
+  R.start.assign(nrep, 0.0);
+  R.end.assign(nrep, 0.0);
+  for (std::size_t a = 0; a < actor_items.size(); ++a) R.sems.push_back(sg4::Semaphore::create(0));
+  for (std::size_t a = 0; a < actor_items.size(); ++a)
+    sg4::Actor::create("a" + std::to_string(a), driver, run_actor, &R, actor_items[a], static_cast<int>(a));
+  prof("platform+actors", pt);
+  engine.run();
+  prof("run", pt);
+  result.flows_simulated = nrep;
+  for (std::size_t i = 0; i < nrep; ++i)
+    if (R.pending[i] != 0) throw std::runtime_error("schedule deadlocked: a transfer never became ready");
+
+  // ---- results: every transfer reads its times off its representative ----
+  auto rep_of_original = [&](std::size_t i) {
+    const std::uint32_t m = merged.merged_of[i];
+    return static_cast<std::size_t>(rep_index[q.rep_of[m]]);
+  };
+  if (options.record_transfers) {
+    result.transfer_start_s.resize(original.transfers.size());
+    result.transfer_end_s.resize(original.transfers.size());
+  }
+  for (std::size_t i = 0; i < original.transfers.size(); ++i) {
+    const std::size_t r = rep_of_original(i);
+    const auto& t = original.transfers[i];
+    result.time_s = std::max(result.time_s, R.end[r]);
+    result.rank_finish_s[t.src] = std::max(result.rank_finish_s[t.src], R.end[r]);
+    result.rank_finish_s[t.dst] = std::max(result.rank_finish_s[t.dst], R.end[r]);
+    if (options.record_transfers) {
+      result.transfer_start_s[i] = R.start[r];
+      result.transfer_end_s[i] = R.end[r];
+    }
+  }
+
+  // Per link direction: bytes and busy time on the representative, shared by its whole orbit.
+  struct Acc {
+    double bytes = 0;
+    std::vector<std::pair<double, double>> busy;
+  };
+  std::map<LinkKey, Acc> acc;
+  for (std::size_t i = 0; i < nrep; ++i)
+    for (const Hop& h : routes[R.route_of[i]]) {
+      Acc& a = acc[key_of(topo, h)];
+      a.bytes += R.bytes[i];
+      a.busy.emplace_back(R.start[i], R.end[i]);
+    }
+  std::map<LinkKey, double> busy_of;
+  for (auto& [k, a] : acc) busy_of[k] = union_length(a.busy);
+  const Graph& g = topo.graph();
+  for (auto [it, end] = boost::edges(g); it != end; ++it) {
+    const Link& l = g[*it];
+    for (int dir = 1; dir >= 0; --dir) {
+      if (l.shared_duplex && dir == 0) break;
+      const Hop real{*it, dir == 1};
+      const LinkKey ck = key_of(topo, canonical_hop(topo, real, q.shift_nodes));
+      const auto found = acc.find(ck);
+      if (found == acc.end()) continue;
+      LinkStat s;
+      const VertexId a = boost::source(*it, g), b = boost::target(*it, g);
+      s.from = topo.vertex(dir == 1 ? a : b).name;
+      s.to = topo.vertex(dir == 1 ? b : a).name;
+      s.label = l.label;
+      s.kind = l.kind;
+      s.bandwidth_Bps = l.bandwidth_Bps;
+      s.bytes = found->second.bytes;
+      s.busy_s = busy_of[ck];
+      result.links.push_back(std::move(s));
+    }
+  }
+  prof("results", pt);
+  std::stable_sort(result.links.begin(), result.links.end(), [](const LinkStat& x, const LinkStat& y) {
+    const double ux = x.bytes / x.bandwidth_Bps, uy = y.bytes / y.bandwidth_Bps;
+    if (ux != uy) return ux > uy;
+    return std::tie(x.from, x.to) < std::tie(y.from, y.to);
+  });
+  return result;
+}
+
+}  // namespace
+
+std::vector<SimResult> simulate(const Topology& topo, const std::vector<Schedule>& schedules,
+                                const EngineOptions& options) {
+  std::vector<Prepared> prepared;
+  for (const auto& s : schedules) prepared.push_back(prepare(topo, s, options));
+  std::vector<std::function<std::string()>> jobs;
+  for (const auto& p : prepared)
+    jobs.emplace_back([&topo, &p, &options] { return serialize(run_in_this_process(topo, p, 1.0, options)); });
+  std::vector<SimResult> results;
+  for (const auto& data : run_isolated(jobs, options.parallel_jobs)) results.push_back(deserialize(data));
+  return results;
+}
+
+std::vector<SimResult> simulate_sweep(const Topology& topo, const Schedule& reference,
+                                      const std::vector<double>& sizes_bytes, const EngineOptions& options) {
+  const Prepared prepared = prepare(topo, reference, options);
+  std::vector<std::function<std::string()>> jobs;
+  for (double size : sizes_bytes) {
+    const double factor = reference.size_bytes > 0 ? size / reference.size_bytes : 0.0;
+    jobs.emplace_back([&topo, &prepared, factor, &options] {
+      return serialize(run_in_this_process(topo, prepared, factor, options));
+    });
+  }
+  std::vector<SimResult> results;
+  for (const auto& data : run_isolated(jobs, options.parallel_jobs)) results.push_back(deserialize(data));
+  return results;
+}
+
+SimResult simulate_one(const Topology& topo, const Schedule& schedule, const EngineOptions& options) {
+  return simulate(topo, {schedule}, options).front();
+}
+
+}  // namespace ccsim

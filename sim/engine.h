@@ -1,0 +1,60 @@
+// The discrete-event engine: builds a SimGrid platform from the Topology and replays a Schedule with
+// flow-level max-min bandwidth sharing (SimGrid's CM02 model with its TCP and LV08 corrections off,
+// so an uncongested transfer takes exactly route latency + bytes / bottleneck bandwidth).
+//
+// Replay semantics: a transfer becomes ready when all its dependencies have finished; it starts
+// `delay_s` later and then occupies every link of its route. Up to `pipeline_depth` consecutive
+// transfers of one connection (same source, destination, rail and family) may be in flight at once,
+// as NCCL's NCCL_STEPS slots allow.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algorithms/schedule.h"
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+struct EngineOptions {
+  bool exploit_symmetry = true;  // simulate one transfer per orbit of the node-rotation symmetry
+  bool merge_identical = true;   // merge channels/chunks that share path and timing
+  int pipeline_depth = 2;        // chunks in flight per connection: NCCL_STEPS (8) / Simple CHUNKSTEPS (4)
+  int parallel_jobs = 2;         // simulations run side by side in child processes
+  bool record_transfers = false; // return start/end of every transfer
+};
+
+struct LinkStat {
+  std::string from, to;   // vertex names, in the direction of traffic
+  std::string label;      // link description
+  LinkKind kind = LinkKind::NvLink;
+  double bandwidth_Bps = 0;
+  double bytes = 0;       // bytes carried in this direction
+  double busy_s = 0;      // time with at least one flow on it
+};
+
+struct SimResult {
+  double time_s = 0;                      // last transfer end (operation time)
+  std::vector<double> rank_finish_s;      // per rank: end of the last transfer it sends or receives
+  std::vector<double> transfer_start_s;   // per schedule transfer (record_transfers only)
+  std::vector<double> transfer_end_s;
+  std::vector<LinkStat> links;            // every link direction that carried bytes, busiest first
+  std::size_t transfers = 0;              // records in the schedule
+  std::size_t flows_simulated = 0;        // SimGrid flows actually created
+  int symmetry_order = 1;                 // images per simulated transfer
+  int merge_bundle = 1;                   // flows per merged record
+};
+
+// Simulates each schedule independently (in parallel child processes) and returns their results in order.
+std::vector<SimResult> simulate(const Topology& topo, const std::vector<Schedule>& schedules,
+                                const EngineOptions& options);
+
+// A size sweep of one schedule: `reference` is simulated once per size with every byte count scaled
+// by size / reference.size_bytes (ring and tree schedules are linear in the size). The size-independent
+// preparation (merging, symmetry) is done once.
+std::vector<SimResult> simulate_sweep(const Topology& topo, const Schedule& reference,
+                                      const std::vector<double>& sizes_bytes, const EngineOptions& options);
+
+SimResult simulate_one(const Topology& topo, const Schedule& schedule, const EngineOptions& options);
+
+}  // namespace ccsim

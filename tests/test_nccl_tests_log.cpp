@@ -1,0 +1,307 @@
+// Parser tests against real nccl-tests logs (copied into tests/data/nccl-tests/).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "calibrate/nccl_tests_log.h"
+#include "common/error.h"
+
+using namespace ccsim;
+
+namespace {
+
+std::string data_path(const std::string& name) { return std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name; }
+
+std::vector<std::string> read_lines(const std::string& name) {
+  std::ifstream f(data_path(name));
+  std::vector<std::string> lines;
+  std::string l;
+  while (std::getline(f, l)) lines.push_back(l);
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+NcclTestsRun only_run(const std::string& name) {
+  auto runs = parse_nccl_tests_file(data_path(name));
+  EXPECT_EQ(runs.size(), 1u);
+  return runs.at(0);
+}
+
+// Expects parse_nccl_tests_log(text) to throw an InputError naming `file` and "line N".
+void expect_error_at(const std::string& text, const std::string& file, int line, const std::string& detail_part = "") {
+  std::istringstream in(text);
+  try {
+    parse_nccl_tests_log(in, file);
+    FAIL() << "expected InputError for line " << line;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), file);
+    std::string prefix = file + ": line " + std::to_string(line) + ": ";
+    EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+    if (!detail_part.empty()) {
+      EXPECT_NE(std::string(e.what()).find(detail_part), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST(NcclTestsLog, A100AllReduceLegacy) {
+  auto r = only_run("a100x8-1node-allreduce.txt");
+  EXPECT_EQ(r.collective, "all_reduce");
+  EXPECT_EQ(r.nccl_version, "");
+  EXPECT_EQ(r.nthread, 1);
+  EXPECT_EQ(r.ngpus, 8);
+  EXPECT_EQ(r.min_bytes, 8u);
+  EXPECT_EQ(r.max_bytes, 4294967296u);
+  EXPECT_EQ(r.step, "2(factor)");
+  EXPECT_EQ(r.warmup_iters, 5);
+  EXPECT_EQ(r.iters, 20);
+  EXPECT_EQ(r.agg_iters, 1);
+  EXPECT_EQ(r.validation, 1);
+  EXPECT_EQ(r.graph, 0);
+  EXPECT_EQ(r.ranks, 0);
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_EQ(r.style, NcclTestsStyle::Legacy);
+  EXPECT_TRUE(r.has_redop && r.has_root && r.has_type && r.has_in_place);
+  ASSERT_EQ(r.rows.size(), 30u);
+  const auto& first = r.rows.front();
+  EXPECT_EQ(first.size_bytes, 8u);
+  EXPECT_EQ(first.count, 2u);
+  EXPECT_EQ(first.type, "float");
+  EXPECT_EQ(first.redop, "sum");
+  EXPECT_EQ(first.root, -1);
+  EXPECT_DOUBLE_EQ(first.oop_time_us, 40.12);
+  EXPECT_DOUBLE_EQ(first.ip_time_us, 38.85);
+  EXPECT_EQ(first.oop_wrong, 0);
+  EXPECT_EQ(first.ip_wrong, 0);
+  EXPECT_EQ(first.line, 11);
+  const auto& last = r.rows.back();
+  EXPECT_EQ(last.size_bytes, 4294967296u);
+  EXPECT_EQ(last.count, 1073741824u);
+  EXPECT_DOUBLE_EQ(last.oop_time_us, 32336);
+  EXPECT_DOUBLE_EQ(last.oop_algbw_GBps, 132.82);
+  EXPECT_DOUBLE_EQ(last.oop_busbw_GBps, 232.44);
+  EXPECT_DOUBLE_EQ(last.ip_time_us, 32455);
+  EXPECT_DOUBLE_EQ(last.ip_busbw_GBps, 231.59);
+  EXPECT_EQ(last.line, 40);
+  EXPECT_DOUBLE_EQ(r.rows[19].oop_time_us, 103.8);  // "  103.8"
+  EXPECT_EQ(r.rows[19].size_bytes, 4194304u);
+  EXPECT_DOUBLE_EQ(r.rows[28].oop_time_us, 16330);  // "  16330"
+  EXPECT_TRUE(r.has_avg_busbw);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_GBps, 66.2058);
+}
+
+TEST(NcclTestsLog, H100TwoNodeVersionLine) {
+  auto r = only_run("h100x16-2node-ndr-allreduce.txt");
+  EXPECT_EQ(r.collective, "all_reduce");  // from all_reduce_perf_mpi on the command line
+  EXPECT_EQ(r.nccl_version, "2.26.2+cuda12.8");
+  EXPECT_EQ(r.ngpus, 1);
+  EXPECT_EQ(r.max_bytes, 17179869184u);
+  ASSERT_EQ(r.rows.size(), 32u);
+  EXPECT_EQ(r.rows.front().size_bytes, 8u);
+  EXPECT_DOUBLE_EQ(r.rows.front().oop_time_us, 68.52);
+  EXPECT_EQ(r.rows.back().size_bytes, 17179869184u);
+  EXPECT_EQ(r.rows.back().count, 4294967296u);
+  EXPECT_DOUBLE_EQ(r.rows.back().oop_time_us, 68652);
+  EXPECT_DOUBLE_EQ(r.rows.back().ip_busbw_GBps, 469.10);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_GBps, 139.56);
+}
+
+TEST(NcclTestsLog, Rtx2080TiDevices) {
+  auto r = only_run("rtx2080ti-x2-pcie-noP2P-allreduce.txt");
+  EXPECT_EQ(r.collective, "all_reduce");
+  EXPECT_EQ(r.ngpus, 2);
+  EXPECT_EQ(r.max_bytes, 1073741824u);
+  EXPECT_EQ(r.ranks, 2);
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0], " Rank  0 Group  0 Pid  31706 on autodl-container-xxxxx device  0 [0000:b4:00] NVIDIA GeForce RTX 2080 Ti");
+  EXPECT_EQ(r.devices[1], " Rank  1 Group  0 Pid  31706 on autodl-container-xxxxx device  1 [0000:b5:00] NVIDIA GeForce RTX 2080 Ti");
+  ASSERT_EQ(r.rows.size(), 28u);
+  EXPECT_DOUBLE_EQ(r.rows.back().oop_time_us, 268588);
+  EXPECT_DOUBLE_EQ(r.rows.back().ip_time_us, 268461);
+  EXPECT_DOUBLE_EQ(r.rows[26].oop_time_us, 134330);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_GBps, 2.05774);
+}
+
+TEST(NcclTestsLog, OlderAllGatherLayout) {
+  auto r = only_run("nccltests_all_gather_2.txt");
+  EXPECT_EQ(r.collective, "all_gather");
+  EXPECT_FALSE(r.has_redop);
+  EXPECT_FALSE(r.has_root);
+  EXPECT_TRUE(r.has_type);
+  EXPECT_EQ(r.wrong_column, "error");
+  EXPECT_EQ(r.ngpus, 8);
+  EXPECT_EQ(r.min_bytes, 1u);
+  EXPECT_EQ(r.max_bytes, 8589934592u);
+  EXPECT_EQ(r.agg_iters, -1);  // not printed by this version
+  EXPECT_EQ(r.validation, 0);
+  EXPECT_EQ(r.ranks, 8);
+  EXPECT_EQ(r.devices[7], "  Rank  7 Pid 112372 on localhost device  7 [0x00] A100-SXM4-40GB");
+  ASSERT_EQ(r.rows.size(), 34u);  // the "NCCL INFO Launch mode Parallel" line is skipped
+  const auto& first = r.rows.front();
+  EXPECT_EQ(first.size_bytes, 0u);
+  EXPECT_EQ(first.count, 0u);
+  EXPECT_EQ(first.type, "float");
+  EXPECT_EQ(first.redop, "");
+  EXPECT_EQ(first.root, -1);
+  EXPECT_EQ(first.oop_wrong, -1);
+  EXPECT_EQ(first.ip_wrong, -1);
+  EXPECT_DOUBLE_EQ(first.oop_time_us, 34.27);
+  const auto& last = r.rows.back();
+  EXPECT_EQ(last.size_bytes, 8589934592u);
+  EXPECT_EQ(last.count, 268435456u);
+  EXPECT_DOUBLE_EQ(last.oop_time_us, 33646);
+  EXPECT_DOUBLE_EQ(last.ip_time_us, 32669);
+  EXPECT_DOUBLE_EQ(last.ip_busbw_GBps, 230.07);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_GBps, 58.2651);
+}
+
+TEST(NcclTestsLog, AlltoallCurrentFormat) {
+  auto r = only_run("nccltests_alltoall_1.txt");
+  EXPECT_EQ(r.collective, "alltoall");
+  EXPECT_EQ(r.nccl_tests_version, "2.17.8");
+  EXPECT_EQ(r.nccl_version, "2.29.2");  // from nccl-library=22902
+  EXPECT_EQ(r.style, NcclTestsStyle::Current);
+  EXPECT_EQ(r.ranks, 80);
+  EXPECT_EQ(r.min_bytes, 33554432u);
+  EXPECT_EQ(r.max_bytes, 68719476736u);  // as printed in the header (before "Reducing maxBytes")
+  ASSERT_EQ(r.rows.size(), 10u);
+  EXPECT_EQ(r.rows.front().size_bytes, 33553920u);
+  EXPECT_EQ(r.rows.front().type, "double");
+  EXPECT_EQ(r.rows.front().redop, "none");
+  EXPECT_EQ(r.rows.front().oop_wrong, 0);
+  EXPECT_EQ(r.rows.front().ip_wrong, -1);  // "N/A"
+  EXPECT_DOUBLE_EQ(r.rows[4].oop_time_us, 10656.0);
+  EXPECT_DOUBLE_EQ(r.rows[8].oop_time_us, 167847);
+  EXPECT_EQ(r.rows.back().size_bytes, 17179868160u);
+  EXPECT_DOUBLE_EQ(r.rows.back().ip_time_us, 335382);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_GBps, 47.1472);
+}
+
+TEST(NcclTestsLog, TableInsideNcclDebugLog) {
+  auto r = only_run("nccl_debug_2.txt");
+  EXPECT_EQ(r.collective, "all_reduce");
+  EXPECT_EQ(r.nccl_version, "2.20.3+cuda12.2");  // the printed one, not the provenance note
+  EXPECT_EQ(r.iters, 100);
+  EXPECT_EQ(r.ranks, 16);
+  EXPECT_EQ(r.devices[15], " Rank 15 Group  0 Pid     37 on test-nccl-worker-1 device  7 [0xca] NVIDIA H100 80GB HBM3");
+  ASSERT_EQ(r.rows.size(), 32u);
+  EXPECT_EQ(r.rows.front().line, 2925);
+  EXPECT_DOUBLE_EQ(r.rows.front().oop_time_us, 65.43);
+  EXPECT_DOUBLE_EQ(r.rows.back().oop_time_us, 66154);
+  EXPECT_DOUBLE_EQ(r.rows.back().ip_busbw_GBps, 487.59);
+  EXPECT_EQ(r.rows.back().size_bytes, 17179869184u);
+  EXPECT_DOUBLE_EQ(r.avg_busbw_GBps, 124.343);
+}
+
+TEST(NcclTestsLog, SeveralRunsInOneFile) {
+  std::string text = join_lines(read_lines("nccltests_alltoall_1.txt")) + join_lines(read_lines("a100x8-1node-allreduce.txt")) +
+                     join_lines(read_lines("nccltests_all_gather_2.txt"));
+  std::istringstream in(text);
+  auto runs = parse_nccl_tests_log(in, "multi.log");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].collective, "alltoall");
+  EXPECT_EQ(runs[0].rows.size(), 10u);
+  EXPECT_EQ(runs[1].collective, "all_reduce");
+  EXPECT_EQ(runs[1].nccl_tests_version, "");
+  EXPECT_EQ(runs[1].rows.size(), 30u);
+  EXPECT_EQ(runs[1].ngpus, 8);
+  EXPECT_EQ(runs[2].collective, "all_gather");
+  EXPECT_EQ(runs[2].rows.size(), 34u);
+  EXPECT_EQ(runs[2].ranks, 8);
+}
+
+TEST(NcclTestsLog, ExponentAndNaNumbers) {
+  std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n"
+      "#\n"
+      "#                                                              out-of-place                       in-place          \n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        \n"
+      "  1073741824     268435456     float     sum      -1  1.2e+07    0.09    0.17       0  1.3e+07  1e+06    0.17  1.2e+04\n"
+      "# Avg bus bandwidth    : 0.17 \n";
+  std::istringstream in(text);
+  auto runs = parse_nccl_tests_log(in, "exp.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_EQ(runs[0].rows.size(), 1u);
+  const auto& r = runs[0].rows[0];
+  EXPECT_DOUBLE_EQ(r.oop_time_us, 1.2e7);
+  EXPECT_DOUBLE_EQ(r.ip_time_us, 1.3e7);
+  EXPECT_DOUBLE_EQ(r.ip_algbw_GBps, 1e6);
+  EXPECT_EQ(r.ip_wrong, 12000);
+  EXPECT_EQ(runs[0].collective, "");
+  EXPECT_EQ(runs[0].iters, 20);
+}
+
+TEST(NcclTestsLog, BrokenInputs) {
+  auto lines = read_lines("a100x8-1node-allreduce.txt");
+  // Truncated last row (line 40).
+  {
+    auto l = lines;
+    ASSERT_EQ(l[39].substr(0, 12), "  4294967296");
+    l[39] = l[39].substr(0, 60);
+    l.resize(40);  // file ends in the middle of the row
+    expect_error_at(join_lines(l) , "truncated.txt", 40, "fields");
+  }
+  // Garbage in a numeric field: "103.8" -> "10x.8" on line 30.
+  {
+    auto l = lines;
+    auto p = l[29].find("103.8");
+    ASSERT_NE(p, std::string::npos);
+    l[29].replace(p, 5, "10x.8");
+    expect_error_at(join_lines(l), "garbage.txt", 30, "'10x.8'");
+  }
+  // Garbage in the size field.
+  {
+    auto l = lines;
+    l[12].replace(10, 2, "3x");
+    expect_error_at(join_lines(l), "size.txt", 13, "size");
+  }
+  // One field too many.
+  {
+    auto l = lines;
+    l[20] += "      0";
+    expect_error_at(join_lines(l), "extra.txt", 21, "fields");
+  }
+  // A header without any row.
+  {
+    std::vector<std::string> l(lines.begin(), lines.begin() + 10);
+    expect_error_at(join_lines(l), "norows.txt", 9, "no data rows");
+  }
+  // Garbage in the in-place #wrong column.
+  {
+    auto l = lines;
+    l[15].back() = 'x';
+    expect_error_at(join_lines(l), "wrong.txt", 16, "#wrong");
+  }
+}
+
+TEST(NcclTestsLog, NoTableAtAll) {
+  std::istringstream in("# nThread 1 nGpus 8 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20\nsome text\n");
+  try {
+    parse_nccl_tests_log(in, "empty.txt");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "empty.txt");
+    EXPECT_NE(std::string(e.what()).find("no nccl-tests result table"), std::string::npos);
+  }
+  std::istringstream in2("");
+  EXPECT_THROW(parse_nccl_tests_log(in2, "blank.txt"), InputError);
+  EXPECT_THROW(parse_nccl_tests_file(data_path("does-not-exist.txt")), InputError);
+}
+
+TEST(NcclTestsLog, CollectiveNames) {
+  EXPECT_EQ(nccl_tests_collective_from_name("./build/all_reduce_perf"), "all_reduce");
+  EXPECT_EQ(nccl_tests_collective_from_name("reduce_scatter_perf_mpi"), "reduce_scatter");
+  EXPECT_EQ(nccl_tests_collective_from_name("sendrecv"), "sendrecv");
+  EXPECT_EQ(nccl_tests_collective_from_name("foo_perf"), "");
+}

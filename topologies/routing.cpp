@@ -1,0 +1,331 @@
+#include "topologies/routing.h"
+
+#include <algorithm>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/property_map/function_property_map.hpp>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace ccsim {
+
+namespace {
+
+// Canonical hop: the stored descriptor always has source < target, `forward` says the direction.
+Hop make_hop(const Topology& topo, VertexId from, VertexId to) {
+  const VertexId lo = std::min(from, to), hi = std::max(from, to);
+  return Hop{topo.edge_between(lo, hi), from == lo};
+}
+
+VertexId hop_from(const Topology& topo, const Hop& h) {
+  const Graph& g = topo.graph();
+  return h.forward ? boost::source(h.edge, g) : boost::target(h.edge, g);
+}
+VertexId hop_to(const Topology& topo, const Hop& h) {
+  const Graph& g = topo.graph();
+  return h.forward ? boost::target(h.edge, g) : boost::source(h.edge, g);
+}
+
+void append(Route& r, const Route& more) { r.insert(r.end(), more.begin(), more.end()); }
+
+struct FoundTarget {};
+
+class StopAtTarget : public boost::default_dijkstra_visitor {
+ public:
+  explicit StopAtTarget(VertexId target) : target_(target) {}
+  void examine_vertex(VertexId u, const Graph&) const {
+    if (u == target_) throw FoundTarget{};
+  }
+
+ private:
+  VertexId target_;
+};
+
+// Preference weights: NVLink < PCIe bridge < inter-socket < network; latency breaks ties.
+double kind_weight(LinkKind k) {
+  switch (k) {
+    case LinkKind::NvLink: return 1.0;
+    case LinkKind::Pcie: return 100.0;
+    case LinkKind::InterSocket: return 1e4;
+    case LinkKind::Memory: return 1e5;
+    case LinkKind::Network: return 1e6;
+  }
+  return 1e6;
+}
+
+bool has_nvlink(const Topology& topo, VertexId v) {
+  const Graph& g = topo.graph();
+  for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
+    if (g[*it].kind == LinkKind::NvLink) return true;
+  return false;
+}
+
+// CPU (root complex) of the socket a vertex of a node hangs off, and the route up to it.
+Route route_to_own_cpu(const Topology& topo, VertexId v, VertexId* cpu_out) {
+  const int node = topo.vertex(v).node;
+  for (int s = 0;; ++s) {
+    VertexId cpu;
+    if (!topo.find_vertex(VertexKind::Cpu, node, s, -1, &cpu)) break;
+    if (cpu == v) {
+      *cpu_out = cpu;
+      return {};
+    }
+    Route r;
+    try {
+      r = route_between(topo, v, cpu);
+    } catch (const std::runtime_error&) {
+      continue;
+    }
+    bool crosses = false;
+    for (const Hop& h : r)
+      if (topo.link(h.edge).kind == LinkKind::InterSocket) crosses = true;
+    if (!crosses) {
+      *cpu_out = cpu;
+      return r;
+    }
+  }
+  throw std::runtime_error("topology: " + topo.vertex(v).name + " is not attached to any CPU");
+}
+
+// CPU -> host memory -> CPU (the memory link used once per direction).
+Route memory_round_trip(const Topology& topo, VertexId cpu) {
+  VertexId mem;
+  const Vertex& c = topo.vertex(cpu);
+  if (!topo.find_vertex(VertexKind::HostMemory, c.node, c.index, -1, &mem))
+    throw std::runtime_error("topology: no host memory attached to " + c.name);
+  return {make_hop(topo, cpu, mem), make_hop(topo, mem, cpu)};
+}
+
+// GPU -> NIC inside one node: straight through PCIe with GPUDirect RDMA, otherwise staged through
+// host memory of the NIC's socket.
+Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
+  if (topo.network.gpudirect_rdma) return route_between(topo, gpu, nic);
+  VertexId cpu;
+  const Route nic_up = route_to_own_cpu(topo, nic, &cpu);
+  Route r = route_between(topo, gpu, cpu);
+  append(r, memory_round_trip(topo, cpu));
+  append(r, reverse_route(nic_up));
+  return r;
+}
+
+Route intra_node(const Topology& topo, VertexId a, VertexId b) {
+  if (has_nvlink(topo, a) && has_nvlink(topo, b)) return route_between(topo, a, b);
+  const std::string& mode = topo.pcie_p2p;
+  if (mode == "switch") return route_between(topo, a, b);
+  VertexId cpu_a, cpu_b;
+  Route r = route_to_own_cpu(topo, a, &cpu_a);
+  const Route down = reverse_route(route_to_own_cpu(topo, b, &cpu_b));
+  if (mode == "none") append(r, memory_round_trip(topo, cpu_a));
+  if (cpu_a != cpu_b) append(r, route_between(topo, cpu_a, cpu_b));
+  append(r, down);
+  return r;
+}
+
+}  // namespace
+
+Route reverse_route(const Route& route) {
+  Route r;
+  r.reserve(route.size());
+  for (auto it = route.rbegin(); it != route.rend(); ++it) r.push_back(Hop{it->edge, !it->forward});
+  return r;
+}
+
+Route route_between(const Topology& topo, VertexId a, VertexId b) {
+  if (a == b) return {};
+  const Graph& g = topo.graph();
+  const int node_a = g[a].node, node_b = g[b].node;
+  const bool same_node = node_a >= 0 && node_a == node_b;
+  auto blocked = [&](VertexId v) {
+    if (v == a || v == b) return false;
+    const Vertex& x = g[v];
+    if (x.kind == VertexKind::Gpu || x.kind == VertexKind::HostMemory) return true;
+    if (same_node) return x.node != node_a || x.kind == VertexKind::Nic;
+    return false;
+  };
+  const double inf = std::numeric_limits<double>::max();
+  auto weight = boost::make_function_property_map<EdgeId, double>([&](EdgeId e) {
+    if (blocked(boost::source(e, g)) || blocked(boost::target(e, g))) return inf;
+    const Link& l = g[e];
+    return kind_weight(l.kind) + l.latency_s;
+  });
+  const std::size_t n = boost::num_vertices(g);
+  std::vector<VertexId> pred(n);
+  std::vector<double> dist(n, inf);
+  for (std::size_t i = 0; i < n; ++i) pred[i] = i;
+  try {
+    boost::dijkstra_shortest_paths(
+        g, a,
+        boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
+            .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+            .weight_map(weight)
+            .visitor(StopAtTarget(b)));
+  } catch (const FoundTarget&) {
+  }
+  if (pred[b] == b)
+    throw std::runtime_error("topology: no path from " + g[a].name + " to " + g[b].name);
+  Route r;
+  for (VertexId v = b; v != a; v = pred[v]) r.push_back(make_hop(topo, pred[v], v));
+  std::reverse(r.begin(), r.end());
+  return r;
+}
+
+Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail) {
+  const int n = topo.num_gpus();
+  if (src_rank < 0 || src_rank >= n || dst_rank < 0 || dst_rank >= n)
+    throw std::out_of_range("route_between_gpus: rank out of range (" + std::to_string(src_rank) + ", " +
+                            std::to_string(dst_rank) + " of " + std::to_string(n) + ")");
+  if (src_rank == dst_rank) return {};
+  const int G = topo.gpus_per_node();
+  const int ns = src_rank / G, nd = dst_rank / G, ls = src_rank % G;
+  const VertexId gs = topo.gpu(src_rank), gd = topo.gpu(dst_rank);
+  if (ns == nd) return intra_node(topo, gs, gd);
+
+  const int nics = topo.nics_per_node();
+  if (nics == 0) throw std::runtime_error("topology: no NIC to leave node " + std::to_string(ns));
+  const int own = nic_for_gpu(topo, ls);
+  const int r = rail < 0 ? own : rail;
+  if (r >= nics)
+    throw std::out_of_range("route_between_gpus: rail " + std::to_string(r) + " out of range (" +
+                            std::to_string(nics) + " NICs per node)");
+  const VertexId nic_s = topo.nic(ns, r), nic_d = topo.nic(nd, r);
+
+  Route route;
+  bool done_src = false;
+  if (r != own && has_nvlink(topo, gs)) {
+    // PXN: NVLink to the GPU that owns the rail's NIC, then its PCIe path to the NIC.
+    for (int p = 0; p < G && !done_src; ++p) {
+      const VertexId gp = topo.gpu(ns * G + p);
+      if (p == ls || nic_for_gpu(topo, p) != r || !has_nvlink(topo, gp)) continue;
+      route = route_between(topo, gs, gp);
+      append(route, gpu_to_nic(topo, gp, nic_s));
+      done_src = true;
+    }
+  }
+  if (!done_src) route = gpu_to_nic(topo, gs, nic_s);
+
+  const int group_s = ns / topo.nodes_per_leaf(), group_d = nd / topo.nodes_per_leaf();
+  VertexId leaf_s, leaf_d;
+  if (!topo.find_vertex(VertexKind::LeafSwitch, -1, r, group_s, &leaf_s) ||
+      !topo.find_vertex(VertexKind::LeafSwitch, -1, r, group_d, &leaf_d))
+    throw std::runtime_error("topology: missing leaf switch for rail " + std::to_string(r));
+  route.push_back(make_hop(topo, nic_s, leaf_s));
+  if (leaf_s != leaf_d) {
+    VertexId spine;
+    if (!topo.find_vertex(VertexKind::SpineSwitch, -1, 0, -1, &spine))
+      throw std::runtime_error("topology: missing spine switch");
+    route.push_back(make_hop(topo, leaf_s, spine));
+    route.push_back(make_hop(topo, spine, leaf_d));
+  }
+  route.push_back(make_hop(topo, leaf_d, nic_d));
+  append(route, reverse_route(gpu_to_nic(topo, gd, nic_d)));
+  return route;
+}
+
+std::vector<int> compute_nic_affinity(const Topology& topo) {
+  const int G = topo.gpus_per_node(), N = topo.nics_per_node();
+  std::vector<int> result(G, -1);
+  if (N == 0) return result;
+  std::vector<int> used(N, 0);
+  for (int i = 0; i < G; ++i) {
+    const VertexId g = topo.gpu(i);
+    int best = -1;
+    PathClass best_class = PathClass::Net;
+    double best_bw = 0;
+    for (int j = 0; j < N; ++j) {
+      const VertexId nic = topo.nic(0, j);
+      const PathClass c = path_class(topo, g, nic);
+      const double bw = route_bandwidth_Bps(topo, route_between(topo, g, nic));
+      bool better = false;
+      if (best < 0 || c < best_class) {
+        better = true;
+      } else if (c == best_class) {
+        if (bw > best_bw * (1 + 1e-9)) better = true;
+        else if (bw >= best_bw * (1 - 1e-9) && used[j] < used[best]) better = true;
+      }
+      if (better) {
+        best = j;
+        best_class = c;
+        best_bw = bw;
+      }
+    }
+    result[i] = best;
+    ++used[best];
+  }
+  return result;
+}
+
+int nic_for_gpu(const Topology& topo, int local_gpu) {
+  if (local_gpu < 0 || local_gpu >= topo.gpus_per_node())
+    throw std::out_of_range("nic_for_gpu: local GPU " + std::to_string(local_gpu) + " out of range");
+  if (static_cast<int>(topo.nic_affinity.size()) == topo.gpus_per_node()) return topo.nic_affinity[local_gpu];
+  return compute_nic_affinity(topo)[local_gpu];
+}
+
+PathClass path_class(const Topology& topo, VertexId a, VertexId b) {
+  if (a == b) return PathClass::Loc;
+  const Vertex& va = topo.vertex(a);
+  const Vertex& vb = topo.vertex(b);
+  if (va.node < 0 || vb.node < 0 || va.node != vb.node) return PathClass::Net;
+  const Route r = route_between(topo, a, b);
+  bool inter_socket = false;
+  for (const Hop& h : r) {
+    const LinkKind k = topo.link(h.edge).kind;
+    if (k == LinkKind::NvLink) return PathClass::Nvl;
+    if (k == LinkKind::InterSocket) inter_socket = true;
+  }
+  if (inter_socket) return PathClass::Sys;
+  const std::vector<VertexId> vs = route_vertices(topo, r);
+  bool through_cpu = false;
+  int switches = 0;
+  for (std::size_t i = 1; i + 1 < vs.size(); ++i) {
+    const VertexKind k = topo.vertex(vs[i]).kind;
+    if (k == VertexKind::Cpu) through_cpu = true;
+    if (k == VertexKind::PcieSwitch) ++switches;
+  }
+  if (va.kind == VertexKind::Cpu || vb.kind == VertexKind::Cpu) return PathClass::Phb;
+  if (through_cpu) {
+    const bool direct = topo.vertex(vs[1]).kind == VertexKind::Cpu || topo.vertex(vs[vs.size() - 2]).kind == VertexKind::Cpu;
+    return direct ? PathClass::Phb : PathClass::Node;
+  }
+  return switches <= 1 ? PathClass::Pix : PathClass::Pxb;
+}
+
+double route_latency_s(const Topology& topo, const Route& route) {
+  double s = 0;
+  for (const Hop& h : route) s += topo.link(h.edge).latency_s;
+  return s;
+}
+
+double route_bandwidth_Bps(const Topology& topo, const Route& route) {
+  if (route.empty()) return std::numeric_limits<double>::infinity();
+  std::map<const Link*, std::pair<int, int>> uses;
+  for (const Hop& h : route) {
+    auto& u = uses[&topo.link(h.edge)];
+    (h.forward ? u.first : u.second) += 1;
+  }
+  double bw = std::numeric_limits<double>::infinity();
+  for (const auto& [link, u] : uses) {
+    const int k = link->shared_duplex ? u.first + u.second : std::max(u.first, u.second);
+    bw = std::min(bw, link->bandwidth_Bps / k);
+  }
+  return bw;
+}
+
+std::vector<VertexId> route_vertices(const Topology& topo, const Route& route) {
+  std::vector<VertexId> vs;
+  if (route.empty()) return vs;
+  vs.push_back(hop_from(topo, route.front()));
+  for (const Hop& h : route) vs.push_back(hop_to(topo, h));
+  return vs;
+}
+
+std::string format_route(const Topology& topo, const Route& route) {
+  std::string s;
+  for (VertexId v : route_vertices(topo, route)) {
+    if (!s.empty()) s += " -> ";
+    s += topo.vertex(v).name;
+  }
+  return s;
+}
+
+}  // namespace ccsim

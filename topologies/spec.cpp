@@ -1,0 +1,605 @@
+#include "topologies/spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "topologies/presets.h"
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+using nlohmann::json;
+
+namespace {
+
+const std::map<std::string, std::vector<std::string>>& schema() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"", {"format", "name", "description", "nodes", "node", "fabric"}},
+      {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
+      {"/node/gpu", {"model", "arch", "count"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "latency_us", "nvswitch", "nvls"}},
+      {"/node/cpu",
+       {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
+        "host_memory_latency_us"}},
+      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
+      {"/node/nic", {"count", "Gbps", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
+      {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us"}},
+  };
+  return keys;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggestion(const std::string& key, const std::vector<std::string>& valid) {
+  std::string best;
+  std::size_t best_d = 3;
+  for (const auto& v : valid) {
+    const std::size_t d = edit_distance(key, v);
+    if (d < best_d) best_d = d, best = v;
+  }
+  return best.empty() ? "" : "did you mean '" + best + "'? ";
+}
+
+std::string fmt_num(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+std::string describe(const json& j) { return j.dump(); }
+
+// Validation context: one JSON object at `path` in `source`.
+class Obj {
+ public:
+  Obj(const json& j, std::string path, const std::string& source, json& out)
+      : j_(j), path_(std::move(path)), source_(source), out_(out) {
+    if (!j_.is_object()) fail_here("must be an object (got " + describe(j_) + ")");
+    const auto& valid = spec_keys(path_);
+    for (auto it = j_.begin(); it != j_.end(); ++it) {
+      if (std::find(valid.begin(), valid.end(), it.key()) == valid.end())
+        fail(it.key(), "unknown key '" + it.key() + "' (" + suggestion(it.key(), valid) +
+                           "valid keys at " + (path_.empty() ? std::string("/") : path_) + ": " + join(valid) + ")");
+    }
+    out_ = json::object();
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw InputError(source_ + ": " + path_ + "/" + key, what);
+  }
+  [[noreturn]] void fail_here(const std::string& what) const {
+    throw InputError(source_ + ": " + (path_.empty() ? std::string("/") : path_), what);
+  }
+
+  bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  const json& at(const std::string& key) const { return j_.at(key); }
+  std::string path(const std::string& key) const { return path_ + "/" + key; }
+  json& out() { return out_; }
+
+  void require(const std::string& key) const {
+    if (!has(key)) fail(key, "missing required key");
+  }
+
+  double number(const std::string& key, const double* def = nullptr) {
+    if (!has(key)) {
+      if (!def) fail(key, "missing required key (a number)");
+      out_[key] = *def;
+      return *def;
+    }
+    const json& v = j_.at(key);
+    if (!v.is_number()) fail(key, "must be a number (got " + describe(v) + ")");
+    const double x = v.get<double>();
+    if (!std::isfinite(x)) fail(key, "must be finite");
+    out_[key] = v;
+    return x;
+  }
+  double positive(const std::string& key, const double* def = nullptr) {
+    const double x = number(key, def);
+    if (!(x > 0)) fail(key, "must be > 0 (got " + fmt_num(x) + ")");
+    return x;
+  }
+  double non_negative(const std::string& key, const double* def = nullptr) {
+    const double x = number(key, def);
+    if (x < 0) fail(key, "must be >= 0 (got " + fmt_num(x) + ")");
+    return x;
+  }
+  int integer(const std::string& key, int lo, int hi, const int* def = nullptr) {
+    if (!has(key)) {
+      if (!def) fail(key, "missing required key (an integer)");
+      out_[key] = *def;
+      return *def;
+    }
+    const json& v = j_.at(key);
+    if (!v.is_number() || (v.is_number_float() && std::floor(v.get<double>()) != v.get<double>()))
+      fail(key, "must be an integer (got " + describe(v) + ")");
+    const double x = v.get<double>();
+    if (x < lo || x > hi)
+      fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + " (got " + fmt_num(x) + ")");
+    out_[key] = static_cast<int>(x);
+    return static_cast<int>(x);
+  }
+  bool boolean(const std::string& key, bool def) {
+    if (!has(key)) {
+      out_[key] = def;
+      return def;
+    }
+    const json& v = j_.at(key);
+    if (!v.is_boolean()) fail(key, "must be true or false (got " + describe(v) + ")");
+    out_[key] = v;
+    return v.get<bool>();
+  }
+  std::string string(const std::string& key, const std::string* def = nullptr) {
+    if (!has(key)) {
+      if (!def) fail(key, "missing required key (a string)");
+      out_[key] = *def;
+      return *def;
+    }
+    const json& v = j_.at(key);
+    if (!v.is_string()) fail(key, "must be a string (got " + describe(v) + ")");
+    if (v.get<std::string>().empty()) fail(key, "must not be empty");
+    out_[key] = v;
+    return v.get<std::string>();
+  }
+  std::string choice(const std::string& key, const std::vector<std::string>& options, const std::string* def = nullptr) {
+    const std::string s = string(key, def);
+    if (std::find(options.begin(), options.end(), s) == options.end())
+      fail(key, "must be one of " + join(options) + " (got \"" + s + "\")");
+    return s;
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+  const std::string& source_;
+  json& out_;
+};
+
+std::string stem(const std::string& path) {
+  std::string s = path;
+  const auto slash = s.find_last_of('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  if (s.size() > 5 && s.substr(s.size() - 5) == ".json") s = s.substr(0, s.size() - 5);
+  return s;
+}
+
+json parse_json_text(const std::string& text, const std::string& where) {
+  try {
+    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    const std::size_t limit = std::min<std::size_t>(e.byte, text.size());
+    std::size_t line = 1, col = 0;
+    for (std::size_t i = 0; i < limit; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 0;
+      } else {
+        ++col;
+      }
+    }
+    if (col == 0) col = 1;
+    std::string msg = e.what();
+    const auto at = msg.find("parse error");
+    if (at != std::string::npos) {
+      const auto colon = msg.find(": ", at);
+      if (colon != std::string::npos) msg = msg.substr(colon + 2);
+    }
+    throw InputError(where + ": line " + std::to_string(line) + ", column " + std::to_string(col), msg);
+  }
+}
+
+const char* transport_label(Transport t) {
+  switch (t) {
+    case Transport::InfiniBand: return "IB";
+    case Transport::RoCE: return "RoCE";
+    case Transport::TcpSockets: return "TCP";
+  }
+  return "?";
+}
+
+}  // namespace
+
+const std::vector<std::string>& spec_keys(const std::string& path) {
+  static const std::vector<std::string> none;
+  const auto it = schema().find(path);
+  return it == schema().end() ? none : it->second;
+}
+
+std::vector<std::string> known_presets() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : embedded_presets()) names.push_back(name);
+  return names;
+}
+
+double pcie_bandwidth_Bps(int generation, int lanes) {
+  double gts = 0;
+  switch (generation) {
+    case 3: gts = 8; break;
+    case 4: gts = 16; break;
+    case 5: gts = 32; break;
+    case 6: gts = 64; break;
+    default: throw std::invalid_argument("unsupported PCIe generation " + std::to_string(generation));
+  }
+  return gts * 1e9 * lanes * (128.0 / 130.0) / 8.0;
+}
+
+double default_transport_latency_s(Transport t) {
+  switch (t) {
+    case Transport::InfiniBand: return 1.5 * kMicro;
+    case Transport::RoCE: return 3.0 * kMicro;
+    case Transport::TcpSockets: return 25.0 * kMicro;
+  }
+  return 0;
+}
+
+json load_topology_spec(const std::string& preset_or_file) {
+  const auto& presets = embedded_presets();
+  const auto it = presets.find(preset_or_file);
+  if (it != presets.end()) return parse_json_text(it->second, "preset " + preset_or_file);
+  std::ifstream in(preset_or_file, std::ios::binary);
+  if (!in) {
+    const bool looks_like_file =
+        preset_or_file.find('/') != std::string::npos || preset_or_file.find('.') != std::string::npos;
+    throw InputError(preset_or_file, std::string(looks_like_file ? "cannot open topology file"
+                                                                 : "unknown topology preset and no such file") +
+                                         " (known presets: " + join(known_presets()) + ")");
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return parse_json_text(buf.str(), preset_or_file);
+}
+
+void apply_override(json& spec, const std::string& assignment, const std::string& where) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(where, "expected KEY=VALUE (e.g. node.nic.Gbps=200), got '" + assignment + "'");
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
+  if (key.back() == '.') parts.push_back("");
+  if (!spec.is_object()) spec = json::object();
+
+  json* cur = &spec;
+  std::string path;  // JSON pointer of *cur
+  std::string dotted;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& part = parts[i];
+    const auto& valid = spec_keys(path);
+    if (std::find(valid.begin(), valid.end(), part) == valid.end()) {
+      const std::string level = dotted.empty() ? "the top level" : "'" + dotted + "'";
+      throw InputError(where, "unknown key '" + key + "': '" + part + "' is not a key of " + level + " (" +
+                                  suggestion(part, valid) + "valid keys: " + join(valid) + ")");
+    }
+    path += "/" + part;
+    dotted += (dotted.empty() ? "" : ".") + part;
+    if (i + 1 == parts.size()) {
+      json value;
+      try {
+        value = json::parse(text);
+      } catch (const json::parse_error&) {
+        value = text;
+      }
+      (*cur)[part] = value;
+      return;
+    }
+    if (spec_keys(path).empty())
+      throw InputError(where, "unknown key '" + key + "': '" + dotted + "' is a value, not an object");
+    json& next = (*cur)[part];
+    if (!next.is_object()) next = json::object();
+    cur = &next;
+  }
+}
+
+void set_node_count(json& spec, int nodes) {
+  if (nodes < 1) throw InputError("--nodes", "must be >= 1 (got " + std::to_string(nodes) + ")");
+  if (!spec.is_object()) spec = json::object();
+  spec["nodes"] = nodes;
+}
+
+Topology build_topology(const json& spec, const std::string& source) {
+  json resolved;
+  Obj root(spec, "", source, resolved);
+  const std::string fmt = "ccsim-topology/1";
+  root.choice("format", {fmt}, &fmt);
+  const std::string default_name = stem(source);
+  const std::string name = root.string("name", &default_name);
+  if (root.has("description")) root.string("description");
+  const int one = 1;
+  const int nodes = root.integer("nodes", 1, 1 << 16, &one);
+  root.require("node");
+
+  json node_out;
+  Obj node(root.at("node"), "/node", source, node_out);
+
+  // --- GPUs ---
+  node.require("gpu");
+  json gpu_out;
+  Obj gpu(node.at("gpu"), "/node/gpu", source, gpu_out);
+  const std::string gpu_model = gpu.string("model");
+  const std::string unknown = "unknown";
+  const std::string gpu_arch = gpu.string("arch", &unknown);
+  const int gpus = gpu.integer("count", 1, 64);
+  node_out["gpu"] = gpu_out;
+
+  // --- NVLink ---
+  bool has_nvlink = false, nvswitch = false, nvls = false;
+  int nvl_links = 0, nvl_gen = 0;
+  double nvl_Bps = 0, nvl_latency_s = 0;
+  if (node.has("nvlink")) {
+    json out;
+    Obj nv(node.at("nvlink"), "/node/nvlink", source, out);
+    const int zero = 0;
+    nvl_gen = nv.integer("generation", 0, 9, &zero);
+    nvl_links = nv.integer("links_per_gpu", 1, 64);
+    nvl_Bps = nv.positive("GBps_per_link") * kGB * nvl_links;
+    const double lat = 0.5;
+    nvl_latency_s = nv.non_negative("latency_us", &lat) * kMicro;
+    nvswitch = nv.boolean("nvswitch", true);
+    nvls = nv.boolean("nvls", false);
+    if (!nvswitch && gpus != 2)
+      nv.fail("nvswitch", "NVLink without NVSwitch (a direct NVLink bridge) needs exactly 2 GPUs per node (got " +
+                              std::to_string(gpus) + ")");
+    if (nvls && !nvswitch) nv.fail("nvls", "NVLink SHARP (nvls) requires nvswitch: true");
+    has_nvlink = true;
+    node_out["nvlink"] = out;
+  } else {
+    node_out["nvlink"] = nullptr;
+  }
+
+  // --- CPU sockets and host memory ---
+  json cpu_out;
+  const json empty = json::object();
+  Obj cpu(node.has("cpu") ? node.at("cpu") : empty, "/node/cpu", source, cpu_out);
+  const int sockets = cpu.integer("sockets", 1, 8, &one);
+  const std::string cpu_vendor = cpu.string("vendor", &unknown);
+  const double d_is = 64, d_is_lat = 0.3, d_mem = 100, d_mem_lat = 0.1;
+  const double inter_Bps = cpu.positive("inter_socket_GBps", &d_is) * kGB;
+  const double inter_lat = cpu.non_negative("inter_socket_latency_us", &d_is_lat) * kMicro;
+  const double mem_Bps = cpu.positive("host_memory_GBps", &d_mem) * kGB;
+  const double mem_lat = cpu.non_negative("host_memory_latency_us", &d_mem_lat) * kMicro;
+  node_out["cpu"] = cpu_out;
+
+  // --- PCIe ---
+  bool has_pcie = false;
+  int pcie_gen = 0, pcie_lanes = 0, uplink_lanes = 0, sps = 0, levels = 1;
+  double pcie_lat = 0;
+  std::string p2p = "switch";
+  auto check_lanes = [](Obj& o, const std::string& key, int v) {
+    if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
+      o.fail(key, "must be 1, 2, 4, 8 or 16 lanes (got " + std::to_string(v) + ")");
+  };
+  auto check_gen = [](Obj& o, const std::string& key, int v) {
+    if (v < 3 || v > 6) o.fail(key, "must be a PCIe generation 3, 4, 5 or 6 (got " + std::to_string(v) + ")");
+  };
+  if (node.has("pcie")) {
+    json out;
+    Obj pcie(node.at("pcie"), "/node/pcie", source, out);
+    pcie_gen = pcie.integer("generation", -1000, 1000);
+    check_gen(pcie, "generation", pcie_gen);
+    const int sixteen = 16;
+    pcie_lanes = pcie.integer("lanes", -1000, 1000, &sixteen);
+    check_lanes(pcie, "lanes", pcie_lanes);
+    uplink_lanes = pcie.integer("uplink_lanes", -1000, 1000, &pcie_lanes);
+    check_lanes(pcie, "uplink_lanes", uplink_lanes);
+    const double lat = 0.15;
+    pcie_lat = pcie.non_negative("latency_us", &lat) * kMicro;
+    const int zero = 0;
+    sps = pcie.integer("switches_per_socket", 0, 64, &zero);
+    levels = pcie.integer("switch_levels", 1, 2, &one);
+    if (levels == 2 && sps == 0)
+      pcie.fail("switch_levels", "2 levels of PCIe switches need switches_per_socket >= 1");
+    const std::string sw = "switch";
+    p2p = pcie.choice("p2p", {"switch", "host", "none"}, &sw);
+    has_pcie = true;
+    node_out["pcie"] = out;
+  } else {
+    node_out["pcie"] = nullptr;
+  }
+
+  // --- NICs ---
+  int nics = 0, nic_gen = 0, nic_lanes = 0;
+  double nic_Bps = 0, nic_lat = 0, nic_gbps = 0;
+  Transport transport = Transport::InfiniBand;
+  bool gdr = false;
+  if (node.has("nic")) {
+    json out;
+    Obj nic(node.at("nic"), "/node/nic", source, out);
+    nics = nic.integer("count", 0, 64);
+    const double zero = 0;
+    nic_gbps = nics > 0 ? nic.positive("Gbps") : nic.non_negative("Gbps", &zero);
+    nic_Bps = nic_gbps * kGbit;
+    const std::string ib = "ib";
+    const std::string t = nic.choice("transport", {"ib", "roce", "tcp"}, &ib);
+    transport = t == "ib" ? Transport::InfiniBand : t == "roce" ? Transport::RoCE : Transport::TcpSockets;
+    gdr = nic.boolean("gpudirect_rdma", transport != Transport::TcpSockets);
+    if (gdr && transport == Transport::TcpSockets)
+      nic.fail("gpudirect_rdma", "GPUDirect RDMA needs transport ib or roce (transport is tcp)");
+    const double lat = default_transport_latency_s(transport) / kMicro;
+    nic_lat = nic.non_negative("latency_us", &lat) * kMicro;
+    if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
+    if (has_pcie) {
+      nic_gen = nic.integer("pcie_generation", -1000, 1000, &pcie_gen);
+      check_gen(nic, "pcie_generation", nic_gen);
+      nic_lanes = nic.integer("pcie_lanes", -1000, 1000, &pcie_lanes);
+      check_lanes(nic, "pcie_lanes", nic_lanes);
+    }
+    node_out["nic"] = out;
+  } else {
+    node_out["nic"] = nullptr;
+  }
+  if (nodes > 1 && nics == 0)
+    throw InputError(source + ": /node/nic", "a cluster of " + std::to_string(nodes) +
+                                                 " nodes needs NICs, but the GPUs have no NIC to reach other "
+                                                 "nodes (set node.nic.count >= 1)");
+  resolved["node"] = node_out;
+
+  // --- fabric ---
+  json fabric_out;
+  Obj fabric(root.has("fabric") ? root.at("fabric") : empty, "/fabric", source, fabric_out);
+  const std::string kind = "rail-optimized-fat-tree";
+  fabric.choice("kind", {kind}, &kind);
+  const int d_npl = 32;
+  const int npl = fabric.integer("nodes_per_leaf", 1, 1 << 16, &d_npl);
+  const double d_over = 1.0, d_sw_lat = 0.5;
+  const double oversub = fabric.number("oversubscription", &d_over);
+  if (!(oversub >= 1)) fabric.fail("oversubscription", "must be >= 1 (got " + fmt_num(oversub) + ")");
+  const double sw_lat = fabric.non_negative("switch_latency_us", &d_sw_lat) * kMicro;
+  resolved["fabric"] = fabric_out;
+
+  // --- build the graph ---
+  Topology topo;
+  topo.name = name;
+  topo.gpu_model = gpu_model;
+  topo.gpu_arch = gpu_arch;
+  topo.cpu_vendor = cpu_vendor;
+  topo.has_nvswitch = has_nvlink && nvswitch;
+  topo.nvls_capable = nvls;
+  topo.nvlinks_per_gpu = nvl_links;
+  topo.pcie_p2p = p2p;
+  topo.network.transport = transport;
+  topo.network.gpudirect_rdma = gdr;
+  topo.network.nic_bandwidth_Bps = nic_Bps;
+  topo.spec = resolved;
+
+  const std::string nvl_label = (nvl_gen > 0 ? "NVLink" + std::to_string(nvl_gen) : std::string("NVLink")) + " x" +
+                                std::to_string(nvl_links);
+  const std::string socket_label = cpu_vendor == "intel" ? "UPI" : cpu_vendor == "amd" ? "xGMI" : "inter-socket";
+  auto pcie_label = [](int gen, int lanes) { return "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes); };
+  auto gbps_text = [](double g) { return fmt_num(g) + "Gb/s"; };
+
+  const int switches = sockets * sps;
+  for (int n = 0; n < nodes; ++n) {
+    const std::string p = "n" + std::to_string(n) + ".";
+    auto V = [&](VertexKind k, const std::string& nm, int index) {
+      Vertex v;
+      v.kind = k;
+      v.name = p + nm;
+      v.node = n;
+      v.index = index;
+      return topo.add_vertex(v);
+    };
+    auto L = [&](VertexId a, VertexId b, LinkKind k, double bw, double lat, const std::string& label,
+                 bool shared = false) {
+      Link l;
+      l.kind = k;
+      l.bandwidth_Bps = bw;
+      l.latency_s = lat;
+      l.shared_duplex = shared;
+      l.label = label;
+      l.node = n;
+      topo.add_link(a, b, l);
+    };
+    std::vector<VertexId> gpu_v, nic_v, cpu_v, mem_v, sw_v;
+    for (int i = 0; i < gpus; ++i) gpu_v.push_back(V(VertexKind::Gpu, "gpu" + std::to_string(i), i));
+    VertexId nvsw{};
+    if (has_nvlink && nvswitch) nvsw = V(VertexKind::NvSwitch, "nvswitch", 0);
+    if (has_pcie)
+      for (int k = 0; k < switches; ++k) sw_v.push_back(V(VertexKind::PcieSwitch, "pcisw" + std::to_string(k), k));
+    for (int s = 0; s < sockets; ++s) cpu_v.push_back(V(VertexKind::Cpu, "cpu" + std::to_string(s), s));
+    for (int s = 0; s < sockets; ++s) mem_v.push_back(V(VertexKind::HostMemory, "mem" + std::to_string(s), s));
+    for (int j = 0; j < nics; ++j) nic_v.push_back(V(VertexKind::Nic, "nic" + std::to_string(j), j));
+
+    if (has_nvlink) {
+      if (nvswitch) {
+        for (int i = 0; i < gpus; ++i) L(gpu_v[i], nvsw, LinkKind::NvLink, nvl_Bps, nvl_latency_s / 2, nvl_label);
+      } else {
+        L(gpu_v[0], gpu_v[1], LinkKind::NvLink, nvl_Bps, nvl_latency_s, nvl_label + " bridge");
+      }
+    }
+    for (int s = 0; s < sockets; ++s)
+      L(cpu_v[s], mem_v[s], LinkKind::Memory, mem_Bps, mem_lat, "host memory", /*shared=*/true);
+    for (int s = 0; s < sockets; ++s)
+      for (int t = s + 1; t < sockets; ++t) L(cpu_v[s], cpu_v[t], LinkKind::InterSocket, inter_Bps, inter_lat, socket_label);
+    if (has_pcie) {
+      const double up_Bps = pcie_bandwidth_Bps(pcie_gen, uplink_lanes);
+      for (int k = 0; k < switches; ++k)
+        L(sw_v[k], cpu_v[k / sps], LinkKind::Pcie, up_Bps, pcie_lat, pcie_label(pcie_gen, uplink_lanes));
+      int next_switch = switches;
+      // Device i of `count` hangs off switch i*S/count (or root port of socket i*sockets/count); with
+      // two switch levels, behind its own second-level switch.
+      auto attach = [&](VertexId dev, int i, int count, int gen, int lanes) {
+        VertexId parent = switches > 0 ? sw_v[i * switches / count] : cpu_v[i * sockets / count];
+        if (levels == 2) {
+          const VertexId sub = V(VertexKind::PcieSwitch, "pcisw" + std::to_string(next_switch), next_switch);
+          ++next_switch;
+          L(sub, parent, LinkKind::Pcie, pcie_bandwidth_Bps(pcie_gen, uplink_lanes), pcie_lat,
+            pcie_label(pcie_gen, uplink_lanes));
+          parent = sub;
+        }
+        L(dev, parent, LinkKind::Pcie, pcie_bandwidth_Bps(gen, lanes), pcie_lat, pcie_label(gen, lanes));
+      };
+      for (int i = 0; i < gpus; ++i) attach(gpu_v[i], i, gpus, pcie_gen, pcie_lanes);
+      for (int j = 0; j < nics; ++j) attach(nic_v[j], j, nics, nic_gen, nic_lanes);
+    }
+  }
+
+  if (nics > 0) {
+    const int groups = (nodes + npl - 1) / npl;
+    Vertex spine_v;
+    spine_v.kind = VertexKind::SpineSwitch;
+    spine_v.name = "spine";
+    const VertexId spine = topo.add_vertex(spine_v);
+    const std::string net_label = gbps_text(nic_gbps) + " " + transport_label(transport);
+    for (int g = 0; g < groups; ++g) {
+      const int in_group = std::min(npl, nodes - g * npl);
+      for (int r = 0; r < nics; ++r) {
+        Vertex lv;
+        lv.kind = VertexKind::LeafSwitch;
+        lv.name = "leaf.g" + std::to_string(g) + ".r" + std::to_string(r);
+        lv.index = r;
+        lv.group = g;
+        const VertexId leaf = topo.add_vertex(lv);
+        Link up;
+        up.kind = LinkKind::Network;
+        up.bandwidth_Bps = in_group * nic_Bps / oversub;
+        up.latency_s = sw_lat;
+        up.label = "leaf-spine " + std::to_string(in_group) + " x " + gbps_text(nic_gbps) + " / " + fmt_num(oversub);
+        topo.add_link(leaf, spine, up);
+        for (int n = g * npl; n < g * npl + in_group; ++n) {
+          VertexId nic_vx;
+          topo.find_vertex(VertexKind::Nic, n, r, -1, &nic_vx);
+          Link l;
+          l.kind = LinkKind::Network;
+          l.bandwidth_Bps = nic_Bps;
+          l.latency_s = nic_lat / 2;
+          l.label = net_label;
+          l.node = -1;
+          topo.add_link(nic_vx, leaf, l);
+        }
+      }
+    }
+  }
+
+  try {
+    topo.finalize(nodes, gpus, npl);
+  } catch (const InputError& e) {
+    throw InputError(source + (e.where().empty() ? "" : ": " + e.where()), e.detail());
+  }
+  topo.nic_affinity = compute_nic_affinity(topo);
+  return topo;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,173 @@
+#include "topologies/topo_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "common/units.h"
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+namespace {
+
+std::string fixed(double x, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+  return buf;
+}
+
+std::string pad(const std::string& s, std::size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+
+std::string short_kind(VertexKind k) {
+  switch (k) {
+    case VertexKind::Gpu: return "GPU";
+    case VertexKind::NvSwitch: return "NVSwitch";
+    case VertexKind::PcieSwitch: return "PCIe switch";
+    case VertexKind::Cpu: return "CPU";
+    case VertexKind::HostMemory: return "host memory";
+    case VertexKind::Nic: return "NIC";
+    case VertexKind::LeafSwitch: return "leaf";
+    case VertexKind::SpineSwitch: return "spine";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string topo_matrix_cell(const Topology& topo, VertexId a, VertexId b) {
+  const PathClass c = path_class(topo, a, b);
+  if (c == PathClass::Nvl) {
+    // Number of NVLinks between the pair: per-GPU links when through an NVSwitch or a bridge.
+    return "NV" + std::to_string(topo.nvlinks_per_gpu);
+  }
+  return to_string(c);
+}
+
+std::string format_topology_report(const Topology& topo, int node) {
+  if (node < 0 || node >= topo.num_nodes())
+    throw std::out_of_range("topology report: node " + std::to_string(node) + " out of range");
+  const nlohmann::json& spec = topo.spec;
+  const auto get = [&](const char* ptr) -> nlohmann::json {
+    const nlohmann::json::json_pointer p(ptr);
+    return spec.contains(p) ? spec.at(p) : nlohmann::json();
+  };
+  std::ostringstream os;
+  const int G = topo.gpus_per_node(), N = topo.nics_per_node();
+  os << "Topology:    " << topo.name << "\n";
+  const auto desc = get("/description");
+  if (desc.is_string()) os << "             " << desc.get<std::string>() << "\n";
+  os << "Nodes:       " << topo.num_nodes() << " x " << G << " GPUs = " << topo.num_gpus() << " GPUs\n";
+  os << "GPU:         " << topo.gpu_model << " (" << topo.gpu_arch << ")\n";
+  if (topo.nvlinks_per_gpu > 0) {
+    const double bw = topo.link(topo.edge_between(topo.gpu(0), [&] {
+                        for (auto [it, end] = boost::out_edges(topo.gpu(0), topo.graph()); it != end; ++it)
+                          if (topo.link(*it).kind == LinkKind::NvLink) return boost::target(*it, topo.graph());
+                        return topo.gpu(0);
+                      }())).bandwidth_Bps;
+    os << "NVLink:      " << topo.nvlinks_per_gpu << " links/GPU, " << fixed(bw / kGB, 1)
+       << " GB/s per direction per GPU" << (topo.has_nvswitch ? ", NVSwitch" : ", direct bridge")
+       << (topo.nvls_capable ? ", NVLS" : "") << "\n";
+  } else {
+    os << "NVLink:      none (GPU peer traffic over PCIe, P2P mode " << topo.pcie_p2p << ")\n";
+  }
+  const auto pcie = get("/node/pcie");
+  if (pcie.is_object())
+    os << "PCIe:        Gen" << pcie.value("generation", 0) << " x" << pcie.value("lanes", 0) << ", "
+       << pcie.value("switches_per_socket", 0) << " switch(es) per socket, P2P " << topo.pcie_p2p << "\n";
+  const auto cpu = get("/node/cpu");
+  if (cpu.is_object())
+    os << "CPU:         " << cpu.value("sockets", 1) << " socket(s), " << cpu.value("vendor", std::string("unknown"))
+       << "\n";
+  if (N > 0) {
+    os << "NICs:        " << N << " per node x " << fixed(topo.network.nic_bandwidth_Bps / kGbit, 0) << " Gb/s ("
+       << fixed(topo.network.nic_bandwidth_Bps / kGB, 1) << " GB/s), transport " << to_string(topo.network.transport)
+       << ", GPUDirect RDMA " << (topo.network.gpudirect_rdma ? "yes" : "no") << "\n";
+    const auto fabric = get("/fabric");
+    if (fabric.is_object())
+      os << "Fabric:      " << fabric.value("kind", std::string()) << ", " << topo.nodes_per_leaf()
+         << " nodes per leaf, oversubscription " << fabric.value("oversubscription", 1.0) << ":1\n";
+  } else {
+    os << "NICs:        none\n";
+  }
+
+  // --- matrix ---
+  std::vector<std::pair<std::string, VertexId>> devs;
+  for (int i = 0; i < G; ++i) devs.push_back({"GPU" + std::to_string(i), topo.gpu(node * G + i)});
+  for (int j = 0; j < N; ++j) devs.push_back({"NIC" + std::to_string(j), topo.nic(node, j)});
+  os << "\nNode " << node << " (nvidia-smi topo -m):\n";
+  const std::size_t w = 7;
+  os << pad("", w);
+  for (const auto& d : devs) os << pad(d.first, w);
+  os << "\n";
+  for (const auto& r : devs) {
+    os << pad(r.first, w);
+    for (const auto& c : devs) os << pad(topo_matrix_cell(topo, r.second, c.second), w);
+    os << "\n";
+  }
+  os << "\nLegend:\n"
+        "  X    = Self\n"
+        "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+        "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+        "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+        "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+        "  PIX  = Connection traversing at most a single PCIe bridge\n"
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n";
+  if (N > 0) {
+    os << "\nNIC Legend:\n";
+    for (int j = 0; j < N; ++j)
+      os << "  NIC" << j << ": " << topo.vertex(topo.nic(node, j)).name << " (rail " << j << ")\n";
+    os << "\nGPU -> NIC affinity (NCCL):\n";
+    for (int i = 0; i < G; ++i) {
+      const int nic = nic_for_gpu(topo, i);
+      os << "  GPU" << i << " -> NIC" << nic << " ("
+         << topo_matrix_cell(topo, topo.gpu(node * G + i), topo.nic(node, nic)) << ")\n";
+    }
+  }
+
+  // --- link kinds ---
+  struct Row {
+    std::string kind, between, label;
+    double bw, lat;
+    bool shared;
+    int count;
+  };
+  std::vector<Row> rows;
+  const Graph& g = topo.graph();
+  for (auto [it, end] = boost::edges(g); it != end; ++it) {
+    const Link& l = g[*it];
+    const Vertex& a = g[boost::source(*it, g)];
+    const Vertex& b = g[boost::target(*it, g)];
+    if (!(l.node == node || (l.node < 0 && (a.node < 0 || a.node == node) && (b.node < 0 || b.node == node)))) continue;
+    std::string ka = short_kind(a.kind), kb = short_kind(b.kind);
+    if (static_cast<int>(a.kind) > static_cast<int>(b.kind)) std::swap(ka, kb);
+    const std::string between = ka + " <-> " + kb;
+    auto found = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.between == between && r.label == l.label && r.bw == l.bandwidth_Bps && r.lat == l.latency_s;
+    });
+    if (found != rows.end()) {
+      ++found->count;
+    } else {
+      rows.push_back({to_string(l.kind), between, l.label, l.bandwidth_Bps, l.latency_s, l.shared_duplex, 1});
+    }
+  }
+  os << "\nLinks (node " << node << " and fabric; bandwidth per direction):\n";
+  os << "  " << pad("kind", 13) << pad("between", 27) << pad("label", 30) << pad("count", 6) << pad("GB/s", 9)
+     << "latency us\n";
+  for (const Row& r : rows)
+    os << "  " << pad(r.kind, 13) << pad(r.between, 27) << pad(r.label, 30) << pad(std::to_string(r.count), 6)
+       << pad(fixed(r.bw / kGB, 1) + (r.shared ? "*" : ""), 9) << fixed(r.lat / kMicro, 3) << "\n";
+  if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.shared; }))
+    os << "  * shared by both directions (reads and writes share one budget)\n";
+  if (N > 0) {
+    const auto over = get("/fabric/oversubscription");
+    os << "  leaf <-> spine: " << fixed(topo.network.nic_bandwidth_Bps / (over.is_number() ? over.get<double>() : 1.0) / kGB, 1)
+       << " GB/s per node and rail (NIC bandwidth / oversubscription)\n";
+  }
+  return os.str();
+}
+
+}  // namespace ccsim
