@@ -156,6 +156,7 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
           t.delay_s = hop.delay_s + (step == 0 ? options.timing.launch_s : 0.0);
           t.step = step;
           t.family = f;
+          t.lane = piece;
           t.channels = options.expand_channels_and_chunks ? 1 : fam.channels;
           t.chunks = options.expand_channels_and_chunks ? 1 : std::max(1, static_cast<int>(std::ceil(
                                                                       block_per_family / fam.channels / kSimpleChunkBytes)));

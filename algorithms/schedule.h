@@ -18,6 +18,8 @@ struct Transfer {
   int family = 0;         // ring / tree family: records of different families never merge
   int channels = 1;       // NCCL channels this record stands for (same path and timing)
   int chunks = 1;         // chunks per channel this record stands for
+  int lane = 0;           // which (channel, chunk) piece of the family this record is, when expanded:
+                          // each lane is its own connection with its own pipeline
   std::uint32_t dep_begin = 0;  // dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
   std::uint32_t dep_count = 0;
 };

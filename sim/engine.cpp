@@ -279,10 +279,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
 
   prof("deps", pt);
   // Connections (lanes) and their actors: transfer j of a lane goes to actor j mod depth.
-  std::map<std::tuple<int, int, int, int>, std::vector<std::uint32_t>> lanes;
+  std::map<std::tuple<int, int, int, int, int>, std::vector<std::uint32_t>> lanes;
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
-    lanes[std::make_tuple(t.src, t.dst, t.rail, t.family)].push_back(static_cast<std::uint32_t>(i));
+    lanes[std::make_tuple(t.src, t.dst, t.rail, t.family, t.lane)].push_back(static_cast<std::uint32_t>(i));
   }
   std::vector<std::vector<std::uint32_t>> actor_items;
   R.actor_of.resize(nrep);
@@ -326,6 +326,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     sg_links.emplace(k, link);
     return link;
   };
+  double fastest_link_Bps = 0;
+  for (auto [it, end] = boost::edges(topo.graph()); it != end; ++it)
+    fastest_link_Bps = std::max(fastest_link_Bps, topo.link(*it).bandwidth_Bps);
   R.route_delay.assign(routes.size(), -1.0);
   for (std::size_t i = 0; i < nrep; ++i) {
     double& d = R.route_delay[R.route_of[i]];
@@ -337,7 +340,11 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     std::vector<sg4::LinkInRoute> path;
     if (R.route_delay[r] > 0) {
       // A latency-only link: the fixed per-step delay of this connection, never a bandwidth limit.
-      path.emplace_back(zone->create_link("delay" + std::to_string(r), 1e30)->set_latency(R.route_delay[r])->seal());
+      // FATPIPE: each flow is capped individually, never the sum; the cap is far above any real link.
+      path.emplace_back(zone->create_link("delay" + std::to_string(r), fastest_link_Bps * 1e3 * kByteScale)
+                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                            ->set_latency(R.route_delay[r])
+                            ->seal());
     } else {
       R.route_delay[r] = 0;
     }

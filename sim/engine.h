@@ -4,8 +4,8 @@
 //
 // Replay semantics: a transfer becomes ready when all its dependencies have finished; it starts
 // `delay_s` later and then occupies every link of its route. Up to `pipeline_depth` consecutive
-// transfers of one connection (same source, destination, rail and family) may be in flight at once,
-// as NCCL's NCCL_STEPS slots allow.
+// transfers of one connection (same source, destination, rail, family and lane) may be in flight at
+// once, as NCCL's NCCL_STEPS slots allow (Simple: 8 slots / 4 per chunk = 2).
 #pragma once
 #include <cstddef>
 #include <string>

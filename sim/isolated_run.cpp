@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -34,6 +35,8 @@ struct Child {
 
 Child start(const std::function<std::string()>& job) {
   int fds[2];
+  // Buffered output would otherwise be written twice, once by each process.
+  std::fflush(nullptr);
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));

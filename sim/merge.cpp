@@ -70,6 +70,7 @@ MergedSchedule merge_identical_transfers(const Schedule& schedule) {
   s.size_bytes = schedule.size_bytes;
   for (std::size_t g = 0; g < group_first.size(); ++g) {
     Transfer t = schedule.transfers[group_first[g]];
+    t.lane = 0;
     t.bytes *= out.bundle;
     t.chunks *= out.bundle;
     s.add(t, group_deps[g]);

@@ -77,7 +77,8 @@ Hop canonical_hop(const Topology& topo, const Hop& hop, int shift) {
   const VertexId a = rotate_vertex(topo, from, k), b = rotate_vertex(topo, to, k);
   const auto [e, found] = boost::edge(a, b, g);
   if (!found) return hop;
-  return Hop{e, boost::source(e, g) == a};
+  // Edges are stored from the lower to the higher vertex id; forward means in that direction.
+  return Hop{e, a < b};
 }
 
 Quotient identity_quotient(const Schedule& schedule) {

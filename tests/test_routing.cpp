@@ -191,3 +191,21 @@ TEST(Routing, LargeClusterIsFast) {
   for (int r = 0; r < t.num_gpus(); ++r) bw = std::min(bw, route_bandwidth_Bps(t, route_between_gpus(t, r, (r + 8) % t.num_gpus())));
   EXPECT_DOUBLE_EQ(bw, 50e9);
 }
+
+TEST(Routing, EdgeOrientationIsCanonical) {
+  // Edges are stored with source < target; hops carry such descriptors and `forward` = low -> high.
+  const Topology t = make("pcie-gen4-8gpu", {"node.pcie.p2p=none"}, 2);
+  const Graph& g = t.graph();
+  for (auto [it, end] = boost::edges(g); it != end; ++it) EXPECT_LT(boost::source(*it, g), boost::target(*it, g));
+  for (const auto& [a, b] : std::vector<std::pair<int, int>>{{0, 5}, {5, 0}, {3, 12}, {12, 3}}) {
+    const Route r = route_between_gpus(t, a, b);
+    const auto vs = route_vertices(t, r);
+    ASSERT_EQ(vs.size(), r.size() + 1);
+    EXPECT_EQ(vs.front(), t.gpu(a));
+    EXPECT_EQ(vs.back(), t.gpu(b));
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      EXPECT_LT(boost::source(r[i].edge, g), boost::target(r[i].edge, g));
+      EXPECT_EQ(r[i].forward, vs[i] < vs[i + 1]);
+    }
+  }
+}

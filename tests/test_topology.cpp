@@ -130,7 +130,9 @@ TEST(Topology, RankIndexingAndLookup) {
     EXPECT_EQ(v.kind, VertexKind::Gpu);
     EXPECT_EQ(v.node, r / 8);
     EXPECT_EQ(v.index, r % 8);
-    EXPECT_EQ(v.name, "n" + std::to_string(r / 8) + ".gpu" + std::to_string(r % 8));
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "n%d.gpu%d", r / 8, r % 8);
+    EXPECT_EQ(v.name, expected);
   }
   EXPECT_EQ(t.vertex(t.nic(2, 5)).name, "n2.nic5");
   VertexId v;

@@ -1,0 +1,38 @@
+// Small helpers shared by the tests.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "topologies/spec.h"
+#include "topologies/topology.h"
+
+namespace ccsim::testing {
+
+// A cluster of `nodes` single-GPU nodes, each GPU behind a PCIe Gen5 x16 switch with one
+// 400 Gb/s InfiniBand NIC: every ring hop is GPU -> PCIe -> NIC -> leaf [-> spine -> leaf] -> NIC -> PCIe -> GPU,
+// identical for all hops, so the ring is uncongested and uniform.
+inline nlohmann::json single_gpu_nodes_spec(int nodes, int nodes_per_leaf, double oversubscription) {
+  nlohmann::json spec = {
+      {"format", "ccsim-topology/1"},
+      {"name", "test-1gpu"},
+      {"nodes", nodes},
+      {"node",
+       {{"gpu", {{"model", "H100-PCIe"}, {"arch", "sm90"}, {"count", 1}}},
+        {"cpu", {{"sockets", 1}, {"vendor", "intel"}}},
+        {"pcie", {{"generation", 5}, {"lanes", 16}, {"switches_per_socket", 1}, {"p2p", "switch"}}},
+        {"nic", {{"count", 1}, {"Gbps", 400}, {"transport", "ib"}, {"pcie_generation", 5}, {"pcie_lanes", 16}}}}},
+      {"fabric",
+       {{"kind", "rail-optimized-fat-tree"},
+        {"nodes_per_leaf", nodes_per_leaf},
+        {"oversubscription", oversubscription},
+        {"switch_latency_us", 0.5}}}};
+  return spec;
+}
+
+inline Topology preset(const std::string& name, int nodes) {
+  nlohmann::json spec = load_topology_spec(name);
+  set_node_count(spec, nodes);
+  return build_topology(spec, name);
+}
+
+}  // namespace ccsim::testing
