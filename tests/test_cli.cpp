@@ -1,0 +1,177 @@
+// The ccsim binary end to end: nccl-tests compatible output, determinism, and one clear error line
+// with exit code 2 (and no output file) for every kind of bad input.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "calibrate/nccl_tests_log.h"
+
+namespace ccsim {
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "ccsim_cli_" + std::to_string(::getpid()) + "_" + name;
+}
+
+CliRun ccsim(const std::string& args) {
+  const std::string out = temp_path("stdout"), err = temp_path("stderr");
+  const std::string cmd = std::string(CCSIM_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  const std::string path = temp_path(name);
+  std::ofstream(path) << content;
+  return path;
+}
+
+// One line on stderr, containing every fragment, and exit code 2.
+void expect_input_error(const CliRun& r, const std::vector<std::string>& fragments) {
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  ASSERT_FALSE(r.err.empty());
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << "missing '" << f << "' in: " << r.err;
+}
+
+TEST(Cli, PredictPrintsAnNcclTestsTableThatParsesBack) {
+  const CliRun r = ccsim("all_reduce_perf -b 8 -e 1M -f 4 --topology dgx-h100 --nodes 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream in(r.out);
+  const auto runs = parse_nccl_tests_log(in, "stdout");
+  ASSERT_EQ(runs.size(), 1u);
+  const auto& rows = runs[0].rows;
+  ASSERT_EQ(rows.size(), 9u);  // 2^3, 2^5, ..., 2^19: every size 8 * 4^k <= 1 MiB
+  EXPECT_EQ(rows.front().size_bytes, 8u);
+  EXPECT_EQ(rows.front().count, 2u);
+  EXPECT_EQ(rows.back().size_bytes, 1u << 19);
+  EXPECT_EQ(runs[0].collective, "all_reduce");
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.type, "float");
+    EXPECT_EQ(row.redop, "sum");
+    EXPECT_DOUBLE_EQ(row.oop_time_us, row.ip_time_us);
+    // busbw = algbw * 2(n-1)/n with n = 16, within print rounding.
+    EXPECT_NEAR(row.oop_busbw_GBps, row.oop_algbw_GBps * 30.0 / 16.0, 0.011);
+  }
+  EXPECT_TRUE(runs[0].has_avg_busbw);
+}
+
+TEST(Cli, OutputIsDeterministic) {
+  const std::string args = "predict -b 8 -e 64M -f 8 --topology hgx-a100 --nodes 4 --format json";
+  const CliRun a = ccsim(args), b = ccsim(args);
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["metadata"]["collective"], "all_reduce");
+  EXPECT_EQ(j["metadata"]["nranks"], 32);
+  EXPECT_EQ(j["rows"].size(), 8u);  // 2^3, 2^6, ..., 2^24 <= 64 MiB = 2^26
+}
+
+TEST(Cli, CsvAndClosedFormModel) {
+  const CliRun r = ccsim("all_gather_perf -b 1M -e 1M --topology dgx-h100 --model closed-form --format csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("size_bytes,count,type,redop,root,oop_time_us"), std::string::npos);
+  // One dgx-h100 node: all_gather of 1 MiB = 7 NVLink steps of 3.4 us after an 8.4 us launch, plus
+  // 7/8 MiB at 450 GB/s.
+  const double expected_us = 8.4 + 7 * 3.4 + 7.0 / 8.0 * 1048576 / 450e9 * 1e6;
+  std::istringstream lines(r.out);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (!line.empty() && line[0] != '#') last = line;
+  std::vector<std::string> fields;
+  std::stringstream ss(last);
+  for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
+  ASSERT_GE(fields.size(), 6u);
+  EXPECT_NEAR(std::stod(fields[5]), expected_us, 1e-6 * expected_us);
+}
+
+TEST(Cli, WritesOutputFileOnlyOnSuccess) {
+  const std::string path = temp_path("out.txt");
+  std::remove(path.c_str());
+  CliRun r = ccsim("predict -b 8Q -e 1M --output " + path);
+  expect_input_error(r, {"-b", "8Q"});
+  EXPECT_FALSE(std::ifstream(path).good());
+  r = ccsim("predict -b 8 -e 64 --output " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(slurp(path).find("Avg bus bandwidth"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(Cli, BadSizes) {
+  expect_input_error(ccsim("predict -b 1M -e 8"), {"-b", "greater than"});
+  expect_input_error(ccsim("predict -b -8 -e 8"), {"-b", "-8"});
+  expect_input_error(ccsim("predict -b 8 -e 99999999999999999999999"), {"-e", "too large"});
+  expect_input_error(ccsim("predict -b 8 -e 1M -f 0.5"), {"-f"});
+}
+
+TEST(Cli, BadNamesAndOptions) {
+  expect_input_error(ccsim("predict --topology dgx-h900"), {"dgx-h900", "dgx-h100"});
+  expect_input_error(ccsim("predict --set node.nic.gbps=200"), {"node.nic.gbps"});
+  expect_input_error(ccsim("predict --bogus"), {"--bogus"});
+  expect_input_error(ccsim("predict -d float17"), {"-d", "float17"});
+  expect_input_error(ccsim("frobnicate"), {"frobnicate"});
+  expect_input_error(ccsim("predict --nodes 0"), {"--nodes"});
+}
+
+TEST(Cli, BadTopologyValues) {
+  expect_input_error(ccsim("predict --set node.nic.Gbps=0"), {"/node/nic/Gbps", "0"});
+  expect_input_error(ccsim("predict --set node.nvlink.GBps_per_link=-25"), {"/node/nvlink/GBps_per_link"});
+  expect_input_error(ccsim("predict --nodes 2 --set node.nic.count=0"), {"NIC"});
+}
+
+TEST(Cli, MalformedJsonNamesFileAndLine) {
+  const std::string path = write_temp("broken.json", "{\n  \"format\": \"ccsim-topology/1\",\n  \"nodes\": 2,,\n}\n");
+  expect_input_error(ccsim("predict --topology " + path), {path, "line 3"});
+  std::remove(path.c_str());
+}
+
+TEST(Cli, UnknownKeyInFileNamesJsonPath) {
+  const std::string path = write_temp("typo.json", R"({"format": "ccsim-topology/1", "name": "x", "nodes": 1,
+    "node": {"gpu": {"model": "H100", "arch": "sm90", "count": 8, "colour": "green"}}})");
+  expect_input_error(ccsim("predict --topology " + path), {"/node/gpu/colour"});
+  std::remove(path.c_str());
+}
+
+TEST(Cli, TopoPrintsPathClassMatrix) {
+  const CliRun r = ccsim("topo dgx-h100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("NV18"), std::string::npos);
+  EXPECT_NE(r.out.find("PIX"), std::string::npos);
+  EXPECT_NE(r.out.find("SYS"), std::string::npos);
+}
+
+TEST(Cli, ScheduleDump) {
+  const CliRun r = ccsim("schedule --collective all_gather -b 8K --topology dgx-h100 --dump");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // One node of 8 GPUs, one ring: 7 steps x 8 transfers of 8 KiB / 8 = 1 KiB.
+  EXPECT_NE(r.out.find("transfers=56"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bytes=1024 "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccsim
