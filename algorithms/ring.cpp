@@ -73,7 +73,11 @@ RingPlan plan_rings(const Topology& topo, int channels) {
     for (int g = 0; g < gpus && entry < 0; ++g)
       if (nic_for_gpu(topo, g) == rail) entry = g;
     if (entry < 0) entry = rail % gpus;
-    const int exit = closest_exit(topo, entry, rail);
+    // With NVLink the exit GPU reaches the rail's NIC through PXN (NVLink to the NIC's own GPU), so
+    // any exit works: take the GPU before the entry, which keeps the families rotations of each
+    // other. Without NVLink the exit should sit close to the NIC.
+    const bool pxn = topo.has_nvswitch || topo.nvlinks_per_gpu > 0;
+    const int exit = pxn ? (entry + gpus - 1) % gpus : closest_exit(topo, entry, rail);
     const std::vector<int> local = node_order(gpus, entry, exit);
     RingFamily f;
     f.rail = rail;
@@ -110,6 +114,7 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
   s.algorithm = "ring";
   s.nranks = topo.num_gpus();
   s.size_bytes = size_bytes;
+  s.families_follow_rails = topo.num_nodes() > 1;
   const int n = s.nranks;
   if (n < 2) return s;
   const int steps = ring_steps(collective, n);

@@ -33,6 +33,7 @@ struct Schedule {
   std::string algorithm;   // "ring"
   int nranks = 0;
   double size_bytes = 0;   // the nccl-tests "size" this schedule moves
+  bool families_follow_rails = false;  // family f crosses nodes on rail f (ring families per NIC)
   std::vector<Transfer> transfers;      // dependencies always point to earlier transfers
   std::vector<std::uint32_t> deps;
 

@@ -247,7 +247,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     auto it = route_id.find(key);
     if (it == route_id.end()) {
       std::vector<Hop> hops;
-      for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) hops.push_back(canonical_hop(topo, h, q.shift_nodes));
+      for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) hops.push_back(canonical_hop(topo, h, q));
       it = route_id.emplace(key, static_cast<int>(routes.size())).first;
       routes.push_back(std::move(hops));
     }
@@ -410,7 +410,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     for (int dir = 1; dir >= 0; --dir) {
       if (l.shared_duplex && dir == 0) break;
       const Hop real{*it, dir == 1};
-      const LinkKey ck = key_of(topo, canonical_hop(topo, real, q.shift_nodes));
+      const LinkKey ck = key_of(topo, canonical_hop(topo, real, q));
       const auto found = acc.find(ck);
       if (found == acc.end()) continue;
       LinkStat s;

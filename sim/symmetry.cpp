@@ -2,83 +2,213 @@
 
 #include <algorithm>
 #include <cmath>
+
 #include "common/flat_hash.h"
+#include "topologies/routing.h"
 
 namespace ccsim {
 
 namespace {
+
+int mod(int a, int m) { return ((a % m) + m) % m; }
 
 int leaf_groups(const Topology& topo) {
   const int npl = std::max(1, topo.nodes_per_leaf());
   return (topo.num_nodes() + npl - 1) / npl;
 }
 
-}  // namespace
-
-int node_rotation_shift(const Topology& topo) {
+// Smallest node rotation the fabric allows: 1 with one leaf group, the group size with several
+// equal groups; 0 when none (a partial last group) or a single node.
+int node_shift_candidate(const Topology& topo) {
   const int nodes = topo.num_nodes();
   if (nodes <= 1) return 0;
-  const int groups = leaf_groups(topo);
-  int shift = 1;
-  if (groups > 1) {
-    if (nodes % topo.nodes_per_leaf() != 0) return 0;
-    shift = topo.nodes_per_leaf();
-  }
-  if (shift >= nodes) return 0;
-  // Verify: every link maps to a link of the same kind, bandwidth and latency.
-  const Graph& g = topo.graph();
-  for (auto [it, end] = boost::edges(g); it != end; ++it) {
-    const VertexId a = rotate_vertex(topo, boost::source(*it, g), shift);
-    const VertexId b = rotate_vertex(topo, boost::target(*it, g), shift);
-    const auto [e, found] = boost::edge(a, b, g);
-    if (!found) return 0;
-    const Link& l = g[*it];
-    const Link& m = g[e];
-    if (l.kind != m.kind || l.bandwidth_Bps != m.bandwidth_Bps || l.latency_s != m.latency_s ||
-        l.shared_duplex != m.shared_duplex)
-      return 0;
-  }
-  return shift;
+  if (leaf_groups(topo) == 1) return 1;
+  if (nodes % topo.nodes_per_leaf() != 0) return 0;
+  return topo.nodes_per_leaf() < nodes ? topo.nodes_per_leaf() : 0;
 }
 
-VertexId rotate_vertex(const Topology& topo, VertexId v, int k) {
-  const Vertex& x = topo.vertex(v);
-  const int nodes = topo.num_nodes();
-  int node = x.node, group = x.group;
-  if (x.node >= 0) {
-    node = ((x.node + k) % nodes + nodes) % nodes;
-  } else if (x.kind == VertexKind::LeafSwitch) {
-    const int groups = leaf_groups(topo);
-    if (groups > 1) group = ((x.group + k / topo.nodes_per_leaf()) % groups + groups) % groups;
-  } else {
-    return v;  // spine and other shared vertices are fixed
-  }
-  VertexId out;
-  if (!topo.find_vertex(x.kind, node, x.index, group, &out)) return v;
-  return out;
+// Per-node PCIe switches rotate with the GPUs only when there is exactly one per GPU.
+bool one_pcie_switch_per_gpu(const Topology& topo) {
+  VertexId v;
+  const int g = topo.gpus_per_node();
+  return topo.find_vertex(VertexKind::PcieSwitch, 0, g - 1, -1, &v) && !topo.find_vertex(VertexKind::PcieSwitch, 0, g, -1, &v);
 }
 
-Hop canonical_hop(const Topology& topo, const Hop& hop, int shift) {
-  if (shift <= 0) return hop;
-  const Graph& g = topo.graph();
-  const VertexId from = hop.forward ? boost::source(hop.edge, g) : boost::target(hop.edge, g);
-  const VertexId to = hop.forward ? boost::target(hop.edge, g) : boost::source(hop.edge, g);
-  // The lowest node touched by the link decides which rotation brings it into nodes [0, shift).
+// The endpoint whose local index decides a link's rail-rotation class: GPU, then NIC, then PCIe
+// switch, then leaf. Every link has at most one endpoint of its highest-priority kind.
+int local_anchor(const Topology& topo, VertexId a, VertexId b) {
+  static const VertexKind order[] = {VertexKind::Gpu, VertexKind::Nic, VertexKind::PcieSwitch, VertexKind::LeafSwitch};
+  for (VertexKind k : order)
+    for (VertexId v : {a, b})
+      if (topo.vertex(v).kind == k) return topo.vertex(v).index;
+  return -1;
+}
+
+int node_anchor(const Topology& topo, VertexId a, VertexId b) {
   int anchor = -1;
-  for (VertexId v : {from, to}) {
+  for (VertexId v : {a, b}) {
     const Vertex& x = topo.vertex(v);
     int n = x.node;
     if (n < 0 && x.kind == VertexKind::LeafSwitch && leaf_groups(topo) > 1) n = x.group * topo.nodes_per_leaf();
     if (n >= 0 && (anchor < 0 || n < anchor)) anchor = n;
   }
-  if (anchor < 0) return hop;
-  const int k = -(anchor / shift) * shift;
-  if (k == 0) return hop;
-  const VertexId a = rotate_vertex(topo, from, k), b = rotate_vertex(topo, to, k);
-  const auto [e, found] = boost::edge(a, b, g);
-  if (!found) return hop;
-  // Edges are stored from the lower to the higher vertex id; forward means in that direction.
-  return Hop{e, a < b};
+  return anchor;
+}
+
+struct Endpoints {
+  VertexId from, to;
+};
+
+Endpoints endpoints(const Topology& topo, const Hop& h) {
+  const Graph& g = topo.graph();
+  const VertexId s = boost::source(h.edge, g), t = boost::target(h.edge, g);
+  return h.forward ? Endpoints{s, t} : Endpoints{t, s};
+}
+
+// Image of a traversal; false if an endpoint or the edge has no image.
+bool rotate_hop(const Topology& topo, const Hop& h, Rotation r, Hop* out) {
+  const Endpoints e = endpoints(topo, h);
+  VertexId a, b;
+  if (!rotate_vertex(topo, e.from, r, &a) || !rotate_vertex(topo, e.to, r, &b)) return false;
+  const auto [edge, found] = boost::edge(a, b, topo.graph());
+  if (!found) return false;
+  *out = Hop{edge, a < b};  // edges are stored from the lower to the higher vertex id
+  return true;
+}
+
+struct Context {
+  const Topology& topo;
+  const Schedule& schedule;
+  FlatKeyMap index;
+  int n, gpn, rails, families;
+
+  Context(const Topology& t, const Schedule& s)
+      : topo(t), schedule(s), index(s.transfers.size()), n(s.nranks), gpn(t.gpus_per_node()),
+        rails(std::max(1, t.nics_per_node())), families(1) {
+    for (const auto& tr : s.transfers) families = std::max(families, tr.family + 1);
+  }
+
+  int rotate_rank(int rank, Rotation r) const {
+    const int node = rank / gpn, g = rank % gpn;
+    return mod(node + r.nodes, topo.num_nodes()) * gpn + mod(g + r.local, gpn);
+  }
+
+  bool image_key(const Transfer& t, Rotation r, std::uint64_t* key) const {
+    const int rail = t.rail >= 0 ? mod(t.rail + r.local, rails) : -1;
+    const int family = schedule.families_follow_rails ? mod(t.family + r.local, families) : t.family;
+    return pack_transfer_key(rotate_rank(t.src, r), rotate_rank(t.dst, r), rail, family, t.step, key);
+  }
+
+  bool image(std::uint32_t id, Rotation r, std::uint32_t* out) const {
+    std::uint64_t key;
+    return image_key(schedule.transfers[id], r, &key) && index.find(key, out);
+  }
+};
+
+// The schedule maps onto itself under r: images exist with equal bytes and delay, and dependencies
+// map onto dependencies.
+bool schedule_invariant(const Context& c, Rotation r) {
+  const Schedule& s = c.schedule;
+  std::vector<std::uint32_t> rotated, expected;
+  for (std::uint32_t i = 0; i < s.transfers.size(); ++i) {
+    const auto& t = s.transfers[i];
+    std::uint32_t j;
+    if (!c.image(i, r, &j)) return false;
+    const auto& u = s.transfers[j];
+    if (u.dep_count != t.dep_count || u.delay_s != t.delay_s ||
+        std::fabs(u.bytes - t.bytes) > 1e-12 * std::max(1.0, std::fabs(t.bytes)))
+      return false;
+    rotated.clear();
+    for (std::uint32_t k = 0; k < t.dep_count; ++k) {
+      std::uint32_t d;
+      if (!c.image(s.deps_of(t)[k], r, &d)) return false;
+      rotated.push_back(d);
+    }
+    expected.assign(s.deps_of(u), s.deps_of(u) + u.dep_count);
+    std::sort(rotated.begin(), rotated.end());
+    std::sort(expected.begin(), expected.end());
+    if (rotated != expected) return false;
+  }
+  return true;
+}
+
+// Every route maps onto the route of the image transfer, link for link, onto links with the same
+// bandwidth and latency; and no used link is fixed by r (the action is free).
+bool routes_invariant(const Context& c, Rotation r) {
+  const Topology& topo = c.topo;
+  FlatKeyMap seen(c.schedule.transfers.size());
+  for (std::uint32_t i = 0; i < c.schedule.transfers.size(); ++i) {
+    const auto& t = c.schedule.transfers[i];
+    std::uint64_t key;
+    if (!pack_transfer_key(t.src, t.dst, t.rail, 0, 0, &key)) return false;
+    if (!seen.insert(key, i)) continue;
+    const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
+    const int rail = t.rail >= 0 ? mod(t.rail + r.local, c.rails) : -1;
+    const Route image = route_between_gpus(topo, c.rotate_rank(t.src, r), c.rotate_rank(t.dst, r), rail);
+    if (route.size() != image.size()) return false;
+    for (std::size_t h = 0; h < route.size(); ++h) {
+      Hop mapped;
+      if (!rotate_hop(topo, route[h], r, &mapped)) return false;
+      if (mapped.edge != image[h].edge || mapped.forward != image[h].forward) return false;
+      if (mapped.edge == route[h].edge) return false;  // a fixed link: the action would not be free
+      const Link& a = topo.link(route[h].edge);
+      const Link& b = topo.link(mapped.edge);
+      if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
+          a.shared_duplex != b.shared_duplex)
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool rotate_vertex(const Topology& topo, VertexId v, Rotation r, VertexId* out) {
+  const Vertex& x = topo.vertex(v);
+  int node = x.node, group = x.group, index = x.index;
+  if (r.nodes != 0) {
+    if (x.node >= 0) {
+      node = mod(x.node + r.nodes, topo.num_nodes());
+    } else if (x.kind == VertexKind::LeafSwitch && leaf_groups(topo) > 1) {
+      if (r.nodes % topo.nodes_per_leaf() != 0) return false;
+      group = mod(x.group + r.nodes / topo.nodes_per_leaf(), leaf_groups(topo));
+    }
+  }
+  if (r.local != 0) {
+    const int gpn = topo.gpus_per_node();
+    switch (x.kind) {
+      case VertexKind::Gpu: index = mod(index + r.local, gpn); break;
+      case VertexKind::Nic:
+      case VertexKind::LeafSwitch:
+        if (topo.nics_per_node() != gpn) return false;
+        index = mod(index + r.local, gpn);
+        break;
+      case VertexKind::PcieSwitch:
+        if (!one_pcie_switch_per_gpu(topo)) return false;
+        index = mod(index + r.local, gpn);
+        break;
+      case VertexKind::NvSwitch:
+      case VertexKind::SpineSwitch: break;
+      default: return false;  // CPU sockets and host memory do not rotate with the GPUs
+    }
+  }
+  return topo.find_vertex(x.kind, node, index, group, out);
+}
+
+Hop canonical_hop(const Topology& topo, const Hop& hop, const Quotient& q) {
+  const Endpoints e = endpoints(topo, hop);
+  Rotation r;
+  if (q.node_shift > 0) {
+    const int anchor = node_anchor(topo, e.from, e.to);
+    if (anchor >= 0) r.nodes = -(anchor / q.node_shift) * q.node_shift;
+  }
+  if (q.rail_rotation) {
+    const int anchor = local_anchor(topo, e.from, e.to);
+    if (anchor >= 0) r.local = -anchor;
+  }
+  if (r.nodes == 0 && r.local == 0) return hop;
+  Hop out;
+  return rotate_hop(topo, hop, r, &out) ? out : hop;
 }
 
 Quotient identity_quotient(const Schedule& schedule) {
@@ -91,56 +221,35 @@ Quotient identity_quotient(const Schedule& schedule) {
 }
 
 Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
-  const int shift = node_rotation_shift(topo);
-  if (shift == 0) return identity_quotient(schedule);
-  const int gpn = topo.gpus_per_node();
-  const int n = schedule.nranks;
-  const int rank_shift = shift * gpn;
-  const auto count = schedule.transfers.size();
-
-  FlatKeyMap index(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
+  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus()) return identity_quotient(schedule);
+  Context c(topo, schedule);
+  for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
     const auto& t = schedule.transfers[i];
     std::uint64_t key;
-    if (!pack_transfer_key(t.src, t.dst, t.rail, t.family, t.step, &key) || !index.insert(key, i))
-      return identity_quotient(schedule);  // records are not unique: cannot tell images apart
-  }
-  auto rotate = [&](std::uint32_t id, int ranks, std::uint32_t* out) {
-    const auto& t = schedule.transfers[id];
-    std::uint64_t key;
-    return pack_transfer_key((t.src + ranks) % n, (t.dst + ranks) % n, t.rail, t.family, t.step, &key) &&
-           index.find(key, out);
-  };
-  // Invariance under the generator implies invariance under the whole cyclic group.
-  std::vector<std::uint32_t> rotated_deps, image_deps;
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const auto& t = schedule.transfers[i];
-    std::uint32_t j;
-    if (!rotate(i, rank_shift, &j)) return identity_quotient(schedule);
-    const auto& u = schedule.transfers[j];
-    if (u.dep_count != t.dep_count || u.delay_s != t.delay_s ||
-        std::fabs(u.bytes - t.bytes) > 1e-12 * std::max(1.0, std::fabs(t.bytes)))
-      return identity_quotient(schedule);
-    rotated_deps.clear();
-    image_deps.assign(schedule.deps_of(u), schedule.deps_of(u) + u.dep_count);
-    for (std::uint32_t k = 0; k < t.dep_count; ++k) {
-      std::uint32_t d;
-      if (!rotate(schedule.deps_of(t)[k], rank_shift, &d)) return identity_quotient(schedule);
-      rotated_deps.push_back(d);
-    }
-    std::sort(rotated_deps.begin(), rotated_deps.end());
-    std::sort(image_deps.begin(), image_deps.end());
-    if (rotated_deps != image_deps) return identity_quotient(schedule);
+    if (!pack_transfer_key(t.src, t.dst, t.rail, t.family, t.step, &key) || !c.index.insert(key, i))
+      return identity_quotient(schedule);  // records are not unique: images cannot be told apart
   }
   Quotient q;
-  q.shift_nodes = shift;
-  q.order = topo.num_nodes() / shift;
-  q.rep_of.resize(count);
-  for (std::uint32_t i = 0; i < count; ++i) {
-    const int src_node = schedule.transfers[i].src / gpn;
-    const int k = (src_node / shift) * rank_shift;
+  const int shift = node_shift_candidate(topo);
+  if (shift > 0 && schedule_invariant(c, Rotation{shift, 0}) && routes_invariant(c, Rotation{shift, 0}))
+    q.node_shift = shift;
+  const int gpn = topo.gpus_per_node();
+  const bool rails_match = topo.nics_per_node() == gpn || topo.num_nodes() == 1;
+  if (gpn > 1 && rails_match && (!schedule.families_follow_rails || c.families == topo.nics_per_node()) &&
+      schedule_invariant(c, Rotation{0, 1}) && routes_invariant(c, Rotation{0, 1}))
+    q.rail_rotation = true;
+  if (q.node_shift == 0 && !q.rail_rotation) return identity_quotient(schedule);
+  q.order = (q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1) * (q.rail_rotation ? gpn : 1);
+
+  // Representative: the image whose source is in nodes [0, shift) with local index 0 (if rails rotate).
+  q.rep_of.resize(schedule.transfers.size());
+  for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
+    const int src = schedule.transfers[i].src;
+    Rotation back;
+    if (q.node_shift > 0) back.nodes = -((src / gpn) / q.node_shift) * q.node_shift;
+    if (q.rail_rotation) back.local = -(src % gpn);
     std::uint32_t r = i;
-    if (k != 0 && !rotate(i, n - k, &r)) return identity_quotient(schedule);
+    if ((back.nodes != 0 || back.local != 0) && !c.image(i, back, &r)) return identity_quotient(schedule);
     q.rep_of[i] = r;
     if (r == i) q.reps.push_back(i);
   }

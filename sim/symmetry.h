@@ -1,8 +1,15 @@
-// Symmetry is free speed. When rotating the cluster by `shift` nodes maps the topology onto itself
-// and the schedule onto itself (every transfer onto a transfer with the same bytes, delay and rotated
-// dependencies), all transfers in one orbit start and end at the same instants under max-min sharing.
-// The engine then simulates one representative per orbit, on links folded onto their orbit's
-// representative, and reads every other transfer's times off its representative.
+// Symmetry is free speed. ccsim looks for two rotations of the cluster:
+//   - node rotation: node i -> i + s (s = 1, or the leaf-group size when the fabric has several
+//     leaf groups), order N/s;
+//   - rail rotation: local GPU g -> g + 1, NIC r -> r + 1 (and with them PCIe switch, leaf rail and
+//     ring family), order G (GPUs per node), when every node has as many NICs as GPUs.
+// A rotation is used only when it maps the schedule onto itself (every transfer onto a transfer with
+// the same bytes and delay, dependencies onto dependencies) and every route onto the route of the
+// image transfer, link for link with equal bandwidth and latency. Then all transfers of one orbit
+// start and end at the same instants under max-min sharing: the engine simulates one representative
+// per orbit, on links folded onto their orbit's representative, and reads every other transfer's
+// times off its representative. The group acts freely (no transfer or used link is fixed by a
+// non-trivial rotation), so a folded link carries exactly one representative per real flow.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -12,27 +19,30 @@
 
 namespace ccsim {
 
+struct Rotation {
+  int nodes = 0;  // multiple of the node shift
+  int local = 0;  // 0 .. G-1
+};
+
 struct Quotient {
-  int shift_nodes = 0;   // generator: rotation by this many nodes (0: no symmetry used)
-  int order = 1;         // number of images of each transfer
-  std::vector<std::uint32_t> rep_of;  // transfer -> its representative (a transfer whose source is in nodes [0, shift))
+  int node_shift = 0;    // 0: node rotation not used
+  bool rail_rotation = false;
+  int order = 1;         // images per representative
+  std::vector<std::uint32_t> rep_of;  // transfer -> its representative
   std::vector<std::uint32_t> reps;    // representatives, ascending
 };
 
-// Smallest node rotation that is an automorphism of the topology (0 if none but the identity).
-int node_rotation_shift(const Topology& topo);
+// Image of vertex v under a rotation; false when v has no image (e.g. a CPU socket under rail rotation).
+bool rotate_vertex(const Topology& topo, VertexId v, Rotation r, VertexId* out);
 
-// Image of vertex v under rotation by k nodes (k a multiple of the shift).
-VertexId rotate_vertex(const Topology& topo, VertexId v, int k);
+// The orbit representative of a link traversal under the quotient's rotations.
+Hop canonical_hop(const Topology& topo, const Hop& hop, const Quotient& q);
 
-// The orbit representative of a link traversal (edge + direction) under the rotation group.
-Hop canonical_hop(const Topology& topo, const Hop& hop, int shift);
-
-// Builds the quotient; falls back to the identity (every transfer its own representative) when the
-// schedule is not invariant.
+// Builds the quotient; falls back to fewer rotations, down to the identity, when the schedule or
+// the routes are not invariant.
 Quotient find_quotient(const Topology& topo, const Schedule& schedule);
 
-// The identity quotient.
+// The identity quotient: every transfer its own representative.
 Quotient identity_quotient(const Schedule& schedule);
 
 }  // namespace ccsim

@@ -1,0 +1,317 @@
+#include "algorithms/nccl_channels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+namespace {
+
+const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+const std::vector<double> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                         7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kSm90SpeedIntra = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+const std::vector<double> kSm90SpeedInter = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                             15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kSm100SpeedIntra = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+const std::vector<double> kSm100SpeedInter = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                              17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+const std::vector<double>& speeds(int cc, bool inter) {
+  if (cc >= 100) return inter ? kSm100SpeedInter : kSm100SpeedIntra;
+  if (cc >= 90) return inter ? kSm90SpeedInter : kSm90SpeedIntra;
+  return inter ? kSpeedInter : kSpeedIntra;
+}
+
+constexpr double kEps = 1e-6;
+
+struct Found {
+  int n = 0;
+  double bw = 0;
+};
+
+// Pass 1 of ncclTopoCompute as described in nccl_channels.h. `capacity(s)` = channels the links
+// carry at speed s (already capped by maxChannels); channel sets below minChannels don't count.
+Found search_pass1(const std::vector<double>& sp, double maxBw, double totalBw, int minCh,
+                   const std::function<int(double)>& capacity, bool nvls) {
+  std::size_t i = 0;
+  while ((sp[i] > maxBw + kEps || sp[i] * minCh > totalBw + kEps) && i + 1 < sp.size()) ++i;
+  Found best;
+  for (; i < sp.size(); ++i) {
+    const double s = sp[i];
+    if (best.n > 0 && !(s / best.bw > .49)) break;
+    int n = capacity(s);
+    if (n < minCh) n = 0;
+    if (n > 0) {
+      const bool better = nvls ? (n > best.n || n * s > best.n * best.bw + kEps) : (n * s > best.n * best.bw + kEps);
+      if (better) best = {n, s};
+      if (n * s >= totalBw - kEps) break;  // optimal: channels x speed reach the GPU's total bandwidth
+    }
+  }
+  return best;
+}
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+
+NcclPath from_path_class(PathClass c) {
+  switch (c) {
+    case PathClass::Loc: return NcclPath::Loc;
+    case PathClass::Nvl: return NcclPath::Nvl;
+    case PathClass::Pix: return NcclPath::Pix;
+    case PathClass::Pxb: return NcclPath::Pxb;
+    case PathClass::Phb: return NcclPath::Phb;
+    case PathClass::Node: return NcclPath::Phb;
+    case PathClass::Sys: return NcclPath::Sys;
+    case PathClass::Net: return NcclPath::Net;
+  }
+  return NcclPath::Sys;
+}
+
+// NCCL bandwidth of the first link of `kind` at vertex v (0 if none).
+double first_link_bw(const Topology& topo, VertexId v, LinkKind kind) {
+  auto [b, e] = boost::out_edges(v, topo.graph());
+  for (; b != e; ++b) {
+    const Link& l = topo.link(*b);
+    if (l.kind == kind) return l.bandwidth_Bps;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double nccl_nvlink_bw_per_link(int cc) {
+  if (cc >= 100) return 40.1;
+  if (cc >= 90) return 20.6;
+  if (cc == 86) return 12.0;
+  if (cc >= 70) return 20.0;
+  return 18.0;
+}
+
+double nccl_pci_bw_from_link(double bandwidth_Bps) {
+  const double lanes_x_gts = bandwidth_Bps * 8.0 * 130.0 / 128.0 / 1e9;
+  return std::round(lanes_x_gts * 7.5 / 80.0 * 1000.0) / 1000.0;
+}
+
+int compcap_from_arch(const std::string& arch) {
+  std::string digits;
+  for (char c : arch)
+    if (c >= '0' && c <= '9') digits += c;
+  if (digits.empty()) return 0;
+  return std::stoi(digits);
+}
+
+NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
+  NcclTopoSummary s;
+  s.name = topo.name;
+  s.nnodes = topo.num_nodes();
+  s.ppn = topo.gpus_per_node();
+  s.nranks = topo.num_gpus();
+  const int cc0 = compcap_from_arch(topo.gpu_arch);
+  s.compCap = cc0 > 0 ? cc0 : 90;
+  if (cc0 <= 0) s.notes.push_back("GPU arch \"" + topo.gpu_arch + "\" unknown: assuming sm90 (Hopper)");
+  s.arch = s.compCap >= 100 ? ArchIndex::Blackwell
+           : s.compCap >= 90 ? ArchIndex::Hopper
+           : s.compCap >= 80 ? ArchIndex::Ampere
+                             : ArchIndex::Volta;
+  s.cpu_vendor = topo.cpu_vendor;
+  s.net_overhead_us = s.cpu_vendor == "amd" ? 2.0 : 1.0;
+  s.nvswitch = topo.has_nvswitch && topo.nvlinks_per_gpu > 0;
+  s.nvls = s.nvswitch && topo.nvls_capable && s.compCap >= 90;
+  s.collnet = collnet_fabric && s.nnodes > 1;
+  const int cc = s.compCap;
+  const int ppn = s.ppn;
+  const bool multi = s.nnodes > 1;
+
+  // --- per-GPU bandwidths in NCCL units ---
+  const VertexId g0 = topo.gpu(0);
+  const double gpuPci = nccl_pci_bw_from_link(first_link_bw(topo, g0, LinkKind::Pcie));
+  const double nvl = topo.nvlinks_per_gpu > 0 ? topo.nvlinks_per_gpu * nccl_nvlink_bw_per_link(cc) : 0.0;
+  double B = nvl;  // what one GPU can push into the node per direction, for channels
+  NcclPath typeIntra = NcclPath::Nvl;
+  if (ppn == 1) {
+    typeIntra = NcclPath::Loc;
+    B = 0;
+  } else if (nvl <= 0) {
+    // PCIe-only node: the worst GPU pair sets the ring's path type; uplinks and the inter-socket
+    // link bound the per-channel speed (approximation of the search).
+    PathClass worst = PathClass::Pix;
+    double uplink = 0, socket = 0;
+    for (int l = 1; l < ppn; ++l) worst = std::max(worst, path_class(topo, g0, topo.gpu(l)));
+    auto [eb, ee] = boost::edges(topo.graph());
+    for (; eb != ee; ++eb) {
+      const Link& lk = topo.link(*eb);
+      if (lk.node != 0) continue;
+      const Vertex& va = topo.vertex(boost::source(*eb, topo.graph()));
+      const Vertex& vb = topo.vertex(boost::target(*eb, topo.graph()));
+      if (lk.kind == LinkKind::Pcie && (va.kind == VertexKind::PcieSwitch || vb.kind == VertexKind::PcieSwitch) &&
+          va.kind != VertexKind::Gpu && vb.kind != VertexKind::Gpu && va.kind != VertexKind::Nic && vb.kind != VertexKind::Nic)
+        uplink = uplink == 0 ? nccl_pci_bw_from_link(lk.bandwidth_Bps) : std::min(uplink, nccl_pci_bw_from_link(lk.bandwidth_Bps));
+      if (lk.kind == LinkKind::InterSocket) socket = s.cpu_vendor == "intel" ? 10.0 : s.cpu_vendor == "amd" ? 16.0 : 6.0;
+    }
+    B = gpuPci;
+    if (worst >= PathClass::Pxb && uplink > 0) B = std::min(B, uplink);
+    if (worst == PathClass::Sys && socket > 0) B = std::min(B, socket);
+    typeIntra = from_path_class(worst);
+    s.notes.push_back(fmt("PCIe-only node: per-GPU channel bandwidth %.1f GB/s (GPU PCIe %.1f), intra path ", B, gpuPci) +
+                      to_string(typeIntra) + " (approximation of NCCL's search)");
+  }
+
+  // --- network ---
+  double netBw = 0;
+  NcclPath typeInter = NcclPath::Pix;  // NCCL's initial minTypeInter (also for a single node)
+  const int nics = topo.nics_per_node();
+  if (multi && nics > 0) {
+    const double nic = topo.network.nic_bandwidth_Bps / 1e9;
+    const double nicPci = nccl_pci_bw_from_link(first_link_bw(topo, topo.nic(0, 0), LinkKind::Pcie));
+    netBw = nic;
+    if (gpuPci > 0) netBw = std::min(netBw, gpuPci);
+    if (nicPci > 0) netBw = std::min(netBw, nicPci);
+    PathClass best = PathClass::Sys;
+    for (int l = 0; l < ppn; ++l) {
+      const int n = nic_for_gpu(topo, l);
+      if (n >= 0) best = std::min(best, path_class(topo, topo.gpu(l), topo.nic(0, n)));
+    }
+    typeInter = from_path_class(best);
+    if (typeInter == NcclPath::Nvl) typeInter = NcclPath::Pix;
+    s.notes.push_back(fmt("NET: %.0f NICs x %.1f GB/s per node; GPU->NET path bw %.1f GB/s = min(NIC %.1f, ", nics, nic, netBw, nic) +
+                      fmt("GPU PCIe %.1f, NIC PCIe %.1f) in NCCL units; GPU-NIC path ", gpuPci, nicPci) + to_string(typeInter));
+    if (!topo.network.gpudirect_rdma) s.notes.push_back("no GPUDirect RDMA: NCCL stages through host memory (not reflected in graph bandwidths)");
+  }
+
+  // --- ring graph (tree shares it: NCCL forces the same channel count) ---
+  NcclGraphInfo ring;
+  ring.typeIntra = typeIntra;
+  ring.typeInter = typeInter;
+  const int maxCh = nccl230::kMaxChannels / 2;
+  if (ppn == 1 && !multi) {
+    ring.nChannels = 1;
+    ring.bwIntra = ring.bwInter = 0;
+    ring.derivation = "single rank: no search";
+  } else {
+    const bool inter = multi;
+    const auto& sp = speeds(cc, inter);
+    double maxBw, totalBw;
+    std::function<int(double)> cap;
+    if (!inter) {
+      maxBw = B;
+      totalBw = std::max(B, gpuPci);
+      cap = [&](double sp_) { return std::min(maxCh, static_cast<int>(std::floor(B / sp_ + kEps))); };
+    } else {
+      maxBw = netBw;
+      totalBw = std::max(nvl, gpuPci);
+      cap = [&](double sp_) {
+        int n = nics * static_cast<int>(std::floor(netBw / sp_ + kEps));
+        if (ppn > 1) n = std::min(n, static_cast<int>(std::floor(B * ppn / ((ppn - 1) * sp_) + kEps)));
+        return std::min(maxCh, n);
+      };
+    }
+    Found f = search_pass1(sp, maxBw, totalBw, 1, cap, false);
+    if (f.n == 0) {
+      ring.nChannels = 1;
+      ring.bwIntra = ring.bwInter = 0.1;
+      ring.typeIntra = ring.typeInter = NcclPath::Sys;
+      ring.derivation = "no path found: NCCL falls back to 1 channel at 0.1 GB/s";
+    } else {
+      std::string d = fmt("search: %.0f ch x %.1f GB/s", f.n, f.bw);
+      int n = f.n;
+      double bw = f.bw;
+      // ncclTopoDupChannels
+      if (bw >= 25.0 && !(cc > 80 && bw < 50.0 && n > 4)) {
+        const int dup = std::min(n * 2, maxCh);
+        bw /= (dup + n - 1) / n;
+        n = dup;
+        d += fmt(" -> dup %.0f ch x %.1f", n, bw);
+      }
+      // pass 2: raise the speed while the channels still fit
+      std::size_t idx = 0;
+      while (sp[idx] > bw + kEps && idx + 1 < sp.size()) ++idx;
+      while (idx > 0 && cap(sp[idx - 1]) >= n && sp[idx - 1] <= maxBw + kEps) {
+        bw = sp[--idx];
+        d += fmt(" -> pass2 %.1f", bw);
+      }
+      ring.nChannels = n;
+      ring.bwIntra = ring.bwInter = bw;
+      ring.derivation = d + (inter ? " (inter-node speed array)" : " (intra-node speed array)");
+    }
+  }
+  s.ring = ring;
+  s.tree = ring;
+  s.tree.derivation = "same channels as the ring (NCCL keeps ring and tree channel counts equal); balanced tree pattern";
+
+  // --- NVLS graph ---
+  if (s.nvls && ppn > 1) {
+    NcclGraphInfo g;
+    g.typeIntra = NcclPath::Nvl;
+    g.typeInter = typeInter;
+    g.sameChannels = false;
+    const bool inter = multi && nics > 0;
+    const auto& sp = speeds(cc, inter);
+    const int maxNv = std::min(nccl230::kMaxNvlsArity, ppn);
+    const int minNv = inter ? 1 : maxNv;  // one node: all GPUs pull evenly
+    const double totalBw = nvl * ppn / (ppn - 1.0);
+    const double maxBw = inter ? netBw : nvl;
+    auto cap = [&](double s_) {
+      int n = std::min(maxNv, static_cast<int>(std::floor(nvl / s_ + kEps)) - 1);
+      if (inter) n = std::min(n, nics * static_cast<int>(std::floor(netBw / s_ + kEps)));
+      return n;
+    };
+    Found f = search_pass1(sp, maxBw, totalBw, minNv, cap, true);
+    if (f.n >= 1) {
+      g.nChannels = f.n;
+      g.bwIntra = g.bwInter = f.bw;
+      std::string d = fmt("NVLS search: %.0f ch x %.1f GB/s", f.n, f.bw);
+      // pass 2 (NVLS): raise bwInter with the channel count fixed, up to 2 x bwIntra.
+      std::size_t idx = 0;
+      while (sp[idx] > g.bwInter + kEps && idx + 1 < sp.size()) ++idx;
+      while (idx > 0 && g.bwInter < 2 * g.bwIntra) {
+        const double next = sp[idx - 1];
+        if (inter && (next > netBw + kEps || nics * static_cast<int>(std::floor(netBw / next + kEps)) < g.nChannels)) break;
+        g.bwInter = next;
+        --idx;
+      }
+      d += fmt(" -> bwInter %.1f", g.bwInter);
+      g.derivation = d;
+      s.nvls_graph = g;
+    }
+    s.nvls_channels = cc >= 100 ? (multi ? 32 : 24) : 16;
+  }
+
+  // --- CollNet graph (estimate) ---
+  if (s.collnet) {
+    NcclGraphInfo g;
+    g.typeIntra = typeIntra;
+    g.typeInter = typeInter;
+    g.nChannels = std::max(1, std::min({nics, ppn, nccl230::kMaxDirectArity + 1}));
+    double bw = 0;
+    for (double v : speeds(cc, true))
+      if (v <= netBw + kEps) { bw = v; break; }
+    g.bwIntra = g.bwInter = bw;
+    g.derivation = fmt("estimate: one head per NIC, %.0f ch x %.1f GB/s (first inter speed <= NIC path)", g.nChannels, bw);
+    s.collnet_graph = g;
+  }
+
+  // --- comm->nChannels (connect.cc) ---
+  int nc = std::min(nccl230::kMaxChannels, s.ring.nChannels * 2);
+  std::string cd = fmt("coll channels: 2 x %.0f ring channels", s.ring.nChannels);
+  if (s.collnet && s.collnet_graph.bwIntra > s.collnet_graph.bwInter && s.nranks > s.nnodes) nc = std::min(nccl230::kMaxChannels, nc + nc / 2);
+  if (cc >= 90 && multi && s.ring.bwIntra > 45.0 && 2 * nc <= nccl230::kMaxChannels) {
+    nc *= 2;
+    cd += " x 2 (sm90+ multi-node, ring bwIntra > 45)";
+  }
+  if (ppn == 1 && !multi) nc = 1;
+  s.coll_channels = nc;
+  s.notes.push_back(cd + fmt(" = %.0f", nc));
+  if (s.nvls) s.notes.push_back(fmt("nvls channels: %.0f (NCCL_NVLS_NCHANNELS default)", s.nvls_channels));
+  return s;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,344 @@
+#include "calibrate/perftest_log.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace ccsim {
+namespace {
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string t;
+  while (in >> t) out.push_back(t);
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  std::size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool is_provenance(const std::string& line) {
+  for (const char* p : {"# SOURCE:", "# HARDWARE:", "# TOOL:", "# NOTE:"})
+    if (line.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+bool parse_u64(const std::string& t, std::uint64_t& v) {
+  if (t.empty()) return false;
+  for (char c : t)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size();
+}
+
+// A plain non-negative decimal number ("23.03", "0.000343", "1e-3").
+bool parse_number(const std::string& t, double& v) {
+  if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t[0])) || t[0] == '.')) return false;
+  for (char c : t)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+      return false;
+  char* end = nullptr;
+  v = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && std::isfinite(v);
+}
+
+bool is_dash_line(const std::string& t) { return t.size() >= 3 && t.find_first_not_of('-') == std::string::npos; }
+
+// Column header tokens merged into names: "BW" "peak[Gb/sec]" -> "BW peak[Gb/sec]", "99%" "percentile[usec]"
+// -> "99% percentile[usec]"; "#bytes", "#iterations", "t_min[usec]" stand alone.
+std::vector<std::string> header_columns(const std::vector<std::string>& toks) {
+  std::vector<std::string> cols;
+  std::string cur;
+  for (const auto& t : toks) {
+    if (!cur.empty()) cur += " ";
+    cur += t;
+    if (t[0] == '#' || t.find(']') != std::string::npos) {
+      cols.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) cols.push_back(cur);
+  return cols;
+}
+
+enum class Col { Bytes, Iters, BwPeak, BwAvg, MsgRate, TMin, TMax, TTypical, TAvg, TStdev, P99, P999, Other };
+
+// "BW peak[Gb/sec]" -> name "BW peak", unit "Gb/sec".
+void split_unit(const std::string& col, std::string& name, std::string& unit) {
+  std::size_t b = col.find('[');
+  if (b == std::string::npos || col.back() != ']') {
+    name = col;
+    unit.clear();
+    return;
+  }
+  name = trim(col.substr(0, b));
+  unit = col.substr(b + 1, col.size() - b - 2);
+}
+
+Col column_kind(const std::string& name) {
+  std::string n = lower(name);
+  if (n == "#bytes") return Col::Bytes;
+  if (n == "#iterations") return Col::Iters;
+  if (n == "bw peak") return Col::BwPeak;
+  if (n == "bw average") return Col::BwAvg;
+  if (n == "msgrate") return Col::MsgRate;
+  if (n == "t_min") return Col::TMin;
+  if (n == "t_max") return Col::TMax;
+  if (n == "t_typical") return Col::TTypical;
+  if (n == "t_avg") return Col::TAvg;
+  if (n == "t_stdev") return Col::TStdev;
+  if (n == "99% percentile") return Col::P99;
+  if (n == "99.9% percentile") return Col::P999;
+  return Col::Other;
+}
+
+// Gb/s per printed unit; 0 when unknown. perftest's MB/sec is 2^20 bytes/s (format_factor 0x100000) and its
+// Gb/sec is 10^9 bits/s (format_factor 125000000).
+double gbps_factor(const std::string& unit) {
+  std::string u = lower(unit);
+  if (u == "gb/sec" || u == "gbit/sec" || u == "gb/s" || u == "gbps") return 1.0;
+  if (u == "mb/sec" || u == "mib/sec" || u == "mb/s") return 1048576.0 * 8.0 / 1e9;
+  return 0.0;
+}
+
+// "RDMA_Write BW Test" -> "ib_write_bw"; "" if the line is not a perftest title.
+std::string test_from_title(const std::string& t, bool& bidirectional) {
+  auto toks = split_ws(t);
+  if (toks.size() < 3 || toks.back() != "Test") return "";
+  const std::string& kind = toks[toks.size() - 2];
+  std::string verb;
+  if (toks[0] == "RDMA_Write") verb = "write";
+  else if (toks[0] == "RDMA_Read") verb = "read";
+  else if (toks[0] == "Send") verb = "send";
+  else if (toks[0] == "Atomic") verb = "atomic";
+  else return "";
+  std::string suffix;
+  if (kind == "BW") suffix = "bw";
+  else if (kind == "Latency") suffix = "lat";
+  else return "";
+  bidirectional = false;
+  for (const auto& x : toks)
+    if (x == "Bidirectional") bidirectional = true;
+  return "ib_" + verb + "_" + suffix;
+}
+
+struct Params {
+  std::string test, title, tool_hint, device, link_type, transport, connection, gpu_name;
+  bool bidirectional = false, use_cuda = false;
+  int mtu = 0, num_qps = 0;
+};
+
+// Reads "Key : value" pairs of the parameter block (two pairs per line in perftest's layout).
+void read_params(const std::string& line, Params& p) {
+  static const std::regex kv(R"(([A-Za-z][A-Za-z0-9_ .*/()-]*?)\s*:\s*(\S+))");
+  for (auto it = std::sregex_iterator(line.begin(), line.end(), kv); it != std::sregex_iterator(); ++it) {
+    std::string key = lower(trim((*it)[1].str()));
+    std::string val = (*it)[2].str();
+    if (key == "device") p.device = val;
+    else if (key == "link type") p.link_type = val;
+    else if (key == "transport type") p.transport = val;
+    else if (key == "connection type") p.connection = val;
+    else if (key == "mtu") {
+      int m = 0;
+      auto r = std::from_chars(val.data(), val.data() + val.size(), m);
+      if (r.ec == std::errc()) p.mtu = m;
+    } else if (key == "number of qps") {
+      int q = 0;
+      auto r = std::from_chars(val.data(), val.data() + val.size(), q);
+      if (r.ec == std::errc()) p.num_qps = q;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string& filename) {
+  auto fail = [&](int line, const std::string& msg) -> void {
+    throw InputError(filename, "line " + std::to_string(line) + ": " + msg);
+  };
+  static const std::regex tool_re(R"(\b(ib_(write|read|send|atomic)_(bw|lat))\b)");
+  static const std::regex gpu_re(R"(device name = \[([^\]]*)\])");
+
+  std::vector<PerftestRun> runs;
+  Params p;
+  std::string raw;
+  int ln = 0;
+  bool in_table = false;
+  PerftestRun* run = nullptr;
+  std::vector<Col> kinds;
+  double factor = 1.0;
+
+  auto close_table = [&](int line) {
+    if (in_table && run->samples.empty()) fail(line, "perftest table header on line " + std::to_string(run->header_line) + " has no rows");
+    in_table = false;
+    p = Params{};  // what follows belongs to the next run
+  };
+
+  while (std::getline(in, raw)) {
+    ++ln;
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    if (is_provenance(raw)) continue;
+    std::string t = trim(raw);
+
+    if (in_table) {
+      if (t.empty() || is_dash_line(t)) {
+        close_table(ln);
+        continue;
+      }
+      auto toks = split_ws(t);
+      double dummy;
+      std::uint64_t u;
+      if (!parse_u64(toks[0], u) && !parse_number(toks[0], dummy)) {
+        // perftest prints a few notes between header and rows ("Conflicting CPU frequency values detected ...").
+        std::string l = lower(t);
+        if (l.find("warning") != std::string::npos || l.find("conflicting") != std::string::npos ||
+            l.find("frequency") != std::string::npos)
+          continue;
+        fail(ln, "unexpected text in the perftest result table (expected a row of " + std::to_string(kinds.size()) +
+                     " numbers or a '----' line): '" + t.substr(0, 60) + "'");
+      }
+      if (toks.size() != kinds.size())
+        fail(ln, "perftest row has " + std::to_string(toks.size()) + " fields, the header on line " +
+                     std::to_string(run->header_line) + " has " + std::to_string(kinds.size()) + " columns (truncated row?)");
+      PerftestSample s;
+      s.line = ln;
+      for (std::size_t i = 0; i < toks.size(); ++i) {
+        const std::string& tok = toks[i];
+        if (kinds[i] == Col::Bytes || kinds[i] == Col::Iters) {
+          std::uint64_t v = 0;
+          if (!parse_u64(tok, v)) fail(ln, "column '" + run->columns[i] + "': expected an integer, got '" + tok + "'");
+          (kinds[i] == Col::Bytes ? s.bytes : s.iterations) = v;
+          continue;
+        }
+        double v = 0;
+        if (!parse_number(tok, v)) fail(ln, "column '" + run->columns[i] + "': expected a number, got '" + tok + "'");
+        switch (kinds[i]) {
+          case Col::BwPeak: s.bw_peak_Gbps = v * factor; break;
+          case Col::BwAvg: s.bw_avg_Gbps = v * factor; break;
+          case Col::MsgRate: s.msg_rate_Mpps = v; break;
+          case Col::TMin: s.t_min_us = v; break;
+          case Col::TMax: s.t_max_us = v; break;
+          case Col::TTypical: s.t_typical_us = v; break;
+          case Col::TAvg: s.t_avg_us = v; break;
+          case Col::TStdev: s.t_stdev_us = v; break;
+          case Col::P99: s.p99_us = v; break;
+          case Col::P999: s.p999_us = v; break;
+          default: break;
+        }
+      }
+      run->samples.push_back(s);
+      continue;
+    }
+
+    if (t.empty()) continue;
+    auto toks = split_ws(t);
+
+    // Column header of a result table.
+    if (toks[0] == "#bytes") {
+      PerftestRun r;
+      r.test = p.test;
+      r.title = p.title;
+      r.bidirectional = p.bidirectional;
+      r.device = p.device;
+      r.link_type = p.link_type;
+      r.transport = p.transport;
+      r.connection = p.connection;
+      r.mtu = p.mtu;
+      r.num_qps = p.num_qps;
+      r.use_cuda = p.use_cuda;
+      r.gpu_name = p.gpu_name;
+      r.header_line = ln;
+      r.columns = header_columns(toks);
+      kinds.clear();
+      bool has_bw = false, has_lat = false, has_iters = false;
+      std::string bw_unit, lat_unit;
+      for (const auto& c : r.columns) {
+        std::string name, unit;
+        split_unit(c, name, unit);
+        Col k = column_kind(name);
+        kinds.push_back(k);
+        if (k == Col::Iters) has_iters = true;
+        if (k == Col::BwPeak || k == Col::BwAvg) {
+          if (gbps_factor(unit) == 0.0) fail(ln, "unknown bandwidth unit '" + unit + "' in column '" + c + "' (expected Gb/sec or MB/sec)");
+          if (!bw_unit.empty() && bw_unit != unit) fail(ln, "bandwidth columns use different units ('" + bw_unit + "', '" + unit + "')");
+          bw_unit = unit;
+          has_bw = true;
+        }
+        if (k >= Col::TMin && k <= Col::P999) {
+          std::string lu = lower(unit);
+          if (lu != "usec" && lu != "cycles") fail(ln, "unknown latency unit '" + unit + "' in column '" + c + "' (expected usec or cycles)");
+          lat_unit = unit;
+          has_lat = true;
+        }
+      }
+      if (!has_iters || (!has_bw && !has_lat))
+        fail(ln, "perftest table header without '#iterations' and BW or t_* columns: '" + t.substr(0, 80) + "'");
+      if (has_bw && has_lat) fail(ln, "perftest table header mixes bandwidth and latency columns");
+      r.is_bandwidth = has_bw;
+      r.units = has_bw ? bw_unit : lat_unit;
+      factor = has_bw ? gbps_factor(bw_unit) : 1.0;
+      if (r.test.empty() && !p.tool_hint.empty()) {
+        bool hint_bw = p.tool_hint.size() > 3 && p.tool_hint.compare(p.tool_hint.size() - 3, 3, "_bw") == 0;
+        if (hint_bw == has_bw) r.test = p.tool_hint;
+      }
+      if (!r.test.empty()) {
+        bool test_bw = r.test.compare(r.test.size() - 3, 3, "_bw") == 0;
+        if (test_bw != has_bw)
+          fail(ln, "the table columns (" + std::string(has_bw ? "bandwidth" : "latency") + ") do not match the test '" + r.title + "'");
+      }
+      runs.push_back(std::move(r));
+      run = &runs.back();
+      in_table = true;
+      continue;
+    }
+
+    bool bidir = false;
+    std::string test = test_from_title(t, bidir);
+    if (!test.empty()) {
+      // CUDA set-up messages precede the title, so only the test identity is set here.
+      p.test = test;
+      p.title = t;
+      p.bidirectional = bidir;
+      continue;
+    }
+    std::smatch m;
+    if (std::regex_search(t, m, tool_re)) p.tool_hint = m[1].str();
+    if (std::regex_search(t, m, gpu_re)) {
+      p.gpu_name = m[1].str();
+      p.use_cuda = true;
+    }
+    std::string l = lower(t);
+    if (l.find("initializing cuda") != std::string::npos || l.find("cumemalloc") != std::string::npos ||
+        l.find("cuda device") != std::string::npos || l.find("use_cuda") != std::string::npos ||
+        l.find("initializing rocm") != std::string::npos)
+      p.use_cuda = true;
+    if (t.find(':') != std::string::npos) read_params(t, p);
+  }
+  if (in_table) close_table(ln);
+  if (runs.empty()) throw InputError(filename, "no perftest result table found (expected a header line starting with '#bytes')");
+  return runs;
+}
+
+std::vector<PerftestRun> parse_perftest_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot open file");
+  return parse_perftest_log(f, path);
+}
+
+}  // namespace ccsim
