@@ -350,7 +350,7 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
       for (const auto& c : g.gpu->children)
         if (c.name == "nvlink") {
           char* end = nullptr;
-          const std::string& cnt = c.attr("count", "1");
+          const std::string cnt = c.has("count") ? c.attr("count") : std::string("1");
           long k = std::strtol(cnt.c_str(), &end, 10);
           if (end == cnt.c_str() || *end != '\0' || k < 1) fail_at(c, "<nvlink count=\"" + cnt + "\">: expected a positive integer");
           n += static_cast<int>(k);

@@ -5,7 +5,7 @@
 // Replay semantics: a transfer becomes ready when all its dependencies have finished; it starts
 // `delay_s` later and then occupies every link of its route. Up to `pipeline_depth` consecutive
 // transfers of one connection (same source, destination, rail, family and lane) may be in flight at
-// once, as NCCL's NCCL_STEPS slots allow (Simple: 8 slots / 4 per chunk = 2).
+// once, as NCCL's NCCL_STEPS slots allow (Simple: 8 slots / 2 per slice = 4).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -19,7 +19,7 @@ namespace ccsim {
 struct EngineOptions {
   bool exploit_symmetry = true;  // simulate one transfer per orbit of the node-rotation symmetry
   bool merge_identical = true;   // merge channels/chunks that share path and timing
-  int pipeline_depth = 2;        // chunks in flight per connection: NCCL_STEPS (8) / Simple CHUNKSTEPS (4)
+  int pipeline_depth = 4;        // slices in flight per connection: NCCL_STEPS (8) / Simple SLICESTEPS (2)
   int parallel_jobs = 2;         // simulations run side by side in child processes
   bool record_transfers = false; // return start/end of every transfer
 };
