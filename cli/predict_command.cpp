@@ -123,8 +123,15 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
         "# alpha-beta: launch " + fmt("%.2f", ab.launch_s * 1e6) + " us, alpha " + fmt("%.2f", ab.alpha_s * 1e6) +
             " us/step, beta " + fmt("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " +
             format_bytes(p.knee_bytes),
-        "# bottleneck: " + ab.bottleneck,
+        "# bottleneck (closed form): " + ab.bottleneck,
     };
+    if (p.metadata.contains("busiest_links_at_largest_size") && !p.metadata["busiest_links_at_largest_size"].empty()) {
+      const auto& l = p.metadata["busiest_links_at_largest_size"][0];
+      pre.push_back("# busiest link at " + format_bytes(static_cast<double>(p.rows.back().size_bytes)) + " (engine): " +
+                    l["from"].get<std::string>() + " -> " + l["to"].get<std::string>() + " (" +
+                    l["link"].get<std::string>() + "), " + fmt("%.0f", 100 * l["utilization"].get<double>()) +
+                    "% of its bandwidth over the operation");
+    }
     h.program_name = req.collective + "_perf";
     text = format_nccl_tests_output(h, pre, p.rows);
   } else if (format == "json") {

@@ -117,6 +117,26 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   meta["bottleneck"] = out.alpha_beta.bottleneck;
   meta["datatype"] = req.datatype;
   meta["op"] = req.op;
+  if (!out.sim.empty() && !out.sim.back().links.empty()) {
+    // The busiest link directions at the largest size: what limits the bandwidth bill.
+    nlohmann::json busiest = nlohmann::json::array();
+    const SimResult& last = out.sim.back();
+    for (std::size_t i = 0; i < last.links.size() && i < 5; ++i) {
+      const LinkStat& l = last.links[i];
+      busiest.push_back({{"from", l.from},
+                         {"to", l.to},
+                         {"link", l.label},
+                         {"bandwidth_GBps", l.bandwidth_Bps / 1e9},
+                         {"bytes", l.bytes},
+                         {"busy_us", l.busy_s * 1e6},
+                         {"utilization", last.time_s > 0 ? l.bytes / l.bandwidth_Bps / last.time_s : 0.0}});
+    }
+    meta["busiest_links_at_largest_size"] = busiest;
+    meta["engine"] = {{"transfers", last.transfers},
+                      {"flows_simulated", last.flows_simulated},
+                      {"symmetry_order", last.symmetry_order},
+                      {"merge_bundle", last.merge_bundle}};
+  }
   meta["topology"] = topo.spec;
   out.metadata = meta;
   return out;
