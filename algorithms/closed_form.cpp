@@ -14,7 +14,7 @@ double ring_closed_form_time_s(const std::string& collective, int nranks, double
   return ab.launch_s + steps * ab.alpha_s + steps / nranks * size_bytes / ab.beta_Bps;
 }
 
-AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const StepTiming& timing) {
+AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const StepTiming& timing, double wire_factor) {
   AlphaBeta ab;
   ab.launch_s = timing.launch_s;
   const int gpn = topo.gpus_per_node();
@@ -51,7 +51,7 @@ AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const Step
   ab.beta_Bps = std::numeric_limits<double>::infinity();
   for (const auto& [key, count] : load) {
     const EdgeId e = edge_of.at(key);
-    const double beta = topo.link(e).bandwidth_Bps * families / count;
+    const double beta = topo.link(e).bandwidth_Bps * families / count / wire_factor;
     if (beta < ab.beta_Bps) {
       ab.beta_Bps = beta;
       const auto& a = topo.vertex(boost::source(e, topo.graph()));

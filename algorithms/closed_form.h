@@ -22,7 +22,8 @@ double ring_closed_form_time_s(const std::string& collective, int nranks, double
 
 // alpha and beta of a ring plan on a topology. beta accounts for families that share a link
 // direction: a link carrying k of the F families' hops gives beta = bandwidth * F / k.
-AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const StepTiming& timing);
+// `wire_factor` is the protocol's bytes on the wire per data byte (beta shrinks by it).
+AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const StepTiming& timing, double wire_factor = 1.0);
 
 // The knee S* = n * alpha * beta: below it the latency bill dominates, above it the bandwidth bill.
 double knee_bytes(int nranks, const AlphaBeta& ab);

@@ -139,7 +139,8 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
   }
 
   // Every step moves one block of S/n, split evenly over the families, then over channels and chunks.
-  const double block_per_family = size_bytes / n / families;
+  // The protocol's flags travel with the data: LL doubles the bytes on the wire, LL128 adds 1/15.
+  const double block_per_family = size_bytes / n / families * options.wire_factor;
   std::vector<std::vector<std::uint32_t>> previous(families), current(families);
   for (int step = 0; step < steps; ++step) {
     for (int f = 0; f < families; ++f) {

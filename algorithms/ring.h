@@ -31,6 +31,7 @@ constexpr double kSimpleChunkBytes = 2.0 * 1024 * 1024;
 
 struct RingScheduleOptions {
   StepTiming timing;
+  double wire_factor = 1.0;  // protocol overhead: bytes on the wire per data byte (LL 2, LL128 128/120)
   bool expand_channels_and_chunks = false;  // one record per channel and chunk instead of merged records
 };
 

@@ -1,20 +1,32 @@
-// Fixed costs per algorithm step, as NCCL's cost model has them for the Simple protocol
-// (NCCL 2.30 src/graph/tuning.cc: baseLat[Ring][Simple] and hwLat[NVLINK|PCI|NET][Ring][Simple]).
+// Fixed costs per algorithm step and what a protocol does to the bytes on the wire, as NCCL's cost
+// model and kernels have them (NCCL 2.30: baseLat[Ring][p], hwLat[NVLINK|PCI|NET][Ring][p];
+// LL lines carry 4 data bytes per 8, LL128 120 per 128; NCCL_STEPS slots per connection).
 // In ccsim a step's fixed cost is split in two: the physical latency of the links on the route
 // (from the topology) and a software delay (flag handshakes, proxy progress) that makes the sum equal
-// to NCCL's per-step latency on an idle link. Issue #3 adds LL and LL128.
+// to NCCL's per-step latency on an idle link.
 #pragma once
+#include "algorithms/nccl_model.h"
 
 namespace ccsim {
 
 struct StepTiming {
-  double launch_s = 8.4e-6;       // baseLat Ring/Simple: kernel launch and setup, once per operation
-  double nvlink_step_s = 3.4e-6;  // hwLat NVLINK Ring/Simple
-  double pcie_step_s = 5.7e-6;    // hwLat PCI Ring/Simple
-  double net_step_s = 14.0e-6;    // hwLat NET Ring/Simple
+  double launch_s = nccl230::baseLat[1][2] * 1e-6;                       // Ring/Simple: 8.4 us
+  double nvlink_step_s = nccl230::hwLat[nccl230::kHwNvlink][1][2] * 1e-6;  // 3.4 us
+  double pcie_step_s = nccl230::hwLat[nccl230::kHwPci][1][2] * 1e-6;       // 5.7 us
+  double net_step_s = nccl230::hwLat[nccl230::kHwNet][1][2] * 1e-6;        // 14 us
 };
 
+// How a protocol runs a ring.
+struct RingProtocol {
+  Proto proto = Proto::Simple;
+  StepTiming timing;
+  double wire_factor = 1.0;  // bytes on the wire per byte of data: LL 2 (4 B flag per 4 B data), LL128 128/120
+  int pipeline_depth = 4;    // steps in flight per connection: NCCL_STEPS (8) / slice steps (Simple 2, LL/LL128 1)
+};
+
+RingProtocol ring_protocol(Proto p);
+
 // The constants' provenance, printed in outputs.
-constexpr const char* kStepTimingSource = "NCCL 2.30 Ring/Simple";
+constexpr const char* kStepTimingSource = "NCCL 2.30.7 Ring constants";
 
 }  // namespace ccsim

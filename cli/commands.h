@@ -9,6 +9,7 @@ namespace ccsim {
 int run_predict(const std::vector<std::string>& args, const std::string& collective_from_alias);
 int run_topo(const std::vector<std::string>& args);
 int run_schedule(const std::vector<std::string>& args);
+int run_explain(const std::vector<std::string>& args);
 void print_help();
 
 }  // namespace ccsim

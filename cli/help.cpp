@@ -10,8 +10,10 @@ void print_help() {
 Usage:
   ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
                 [--collective all_reduce|all_gather|reduce_scatter] [--format table|json|csv]
-                [--output FILE] [--model engine|closed-form] [--channels N] [--jobs N]
+                [--output FILE] [--model engine|closed-form] [--algo A] [--proto P]
+                [--channels N] [--jobs N]
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf [same flags as predict]
+  ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim schedule [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
   ccsim help | --version
@@ -19,6 +21,9 @@ Usage:
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
   -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
+--algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
+  The engine replays Ring (with the protocol NCCL's tuner picks for Ring); --model closed-form gives
+  NCCL 2.30.7's cost model of the tuner's choice for every algorithm.
 Presets: dgx-h100, hgx-a100, pcie-gen4-8gpu (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

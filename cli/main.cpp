@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     if (command == "predict") return ccsim::run_predict(rest, "");
     if (command == "topo") return ccsim::run_topo(rest);
     if (command == "schedule") return ccsim::run_schedule(rest);
+    if (command == "explain") return ccsim::run_explain(rest);
     const std::string alias = ccsim::nccl_tests_collective_from_name(command);
     if (!alias.empty() && command.size() > 5 && command.substr(command.size() - 5) == "_perf")
       return ccsim::run_predict(rest, alias);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/algo_options.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/output_file.h"
@@ -10,6 +11,7 @@
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/predict.h"
 #include "scenarios/report_formats.h"
+#include "algorithms/step_timing.h"
 
 namespace ccsim {
 
@@ -41,6 +43,8 @@ std::vector<OptionSpec> predict_specs() {
       {"R", "local_register", true, false},
       // ccsim's own
       {"", "collective", true, false},
+      {"", "algo", true, false},
+      {"", "proto", true, false},
       {"", "format", true, false},
       {"", "output", true, false},
       {"", "model", true, false},
@@ -90,6 +94,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   req.engine.parallel_jobs = parse_int_arg(args, "jobs", 2, 1);
   req.engine.exploit_symmetry = !args.has("no-symmetry");
   req.engine.merge_identical = !args.has("no-merge");
+  req.filter = algo_filter_from_args(args);
   const std::string model = args.get("model", "engine");
   if (model == "engine")
     req.model = PredictModel::Engine;
@@ -116,14 +121,16 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     h.iters = parse_int_arg(args, "iters", 20, 1);
     const auto& ab = p.alpha_beta;
     std::vector<std::string> pre = {
-        "# ccsim " + std::string(CCSIM_VERSION) + " prediction, not a measurement: " + req.collective + " ring/Simple on " +
-            topo.name + ", " + std::to_string(topo.num_nodes()) + " node(s) x " + std::to_string(topo.gpus_per_node()) +
+        "# ccsim " + std::string(CCSIM_VERSION) + " prediction, not a measurement: " + req.collective + " on " + topo.name +
+            ", " + std::to_string(topo.num_nodes()) + " node(s) x " + std::to_string(topo.gpus_per_node()) +
             " GPUs = " + std::to_string(topo.num_gpus()) + " ranks",
-        "# model: " + p.metadata["prediction"].get<std::string>() + "; step constants " + kStepTimingSource,
-        "# alpha-beta: launch " + fmt("%.2f", ab.launch_s * 1e6) + " us, alpha " + fmt("%.2f", ab.alpha_s * 1e6) +
-            " us/step, beta " + fmt("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " +
-            format_bytes(p.knee_bytes),
-        "# bottleneck (closed form): " + ab.bottleneck,
+        "# model: " + p.metadata["prediction"].get<std::string>(),
+        "# NCCL tuner (" + std::string(kNcclModelVersion) + ") picks: " + p.metadata["nccl_choice"].get<std::string>(),
+        "# predicted as: " + p.metadata["predicted_as"].get<std::string>(),
+        "# ring alpha-beta (" + std::string(to_string(p.choices.back().ring_proto)) + "): launch " +
+            fmt("%.2f", ab.launch_s * 1e6) + " us, alpha " + fmt("%.2f", ab.alpha_s * 1e6) + " us/step, beta " +
+            fmt("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes),
+        "# ring bottleneck (closed form): " + ab.bottleneck,
     };
     if (p.metadata.contains("busiest_links_at_largest_size") && !p.metadata["busiest_links_at_largest_size"].empty()) {
       const auto& l = p.metadata["busiest_links_at_largest_size"][0];

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
+#include "algorithms/step_timing.h"
+#include "common/units.h"
 #include "common/error.h"
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/nccl_types.h"
@@ -42,6 +45,31 @@ void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requ
   }
 }
 
+std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std::vector<std::string>& labels) {
+  std::string out;
+  for (std::size_t i = 0; i < sizes.size();) {
+    std::size_t j = i;
+    while (j + 1 < sizes.size() && labels[j + 1] == labels[i]) ++j;
+    if (!out.empty()) out += "; ";
+    out += labels[i] + " " + format_bytes(static_cast<double>(sizes[i]));
+    if (j > i) out += ".." + format_bytes(static_cast<double>(sizes[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// The filter with every algorithm but Ring removed: the engine's protocol choice.
+AlgoProtoFilter ring_only(const AlgoProtoFilter& f, Func func) {
+  AlgoProtoFilter r = f;
+  for (int a = 0; a < kNumAlgos; ++a)
+    if (a != static_cast<int>(Algo::Ring)) r.algo[static_cast<int>(func)][a] = false;
+  return r;
+}
+
+}  // namespace
+
 Prediction predict(const Topology& topo, const PredictRequest& req) {
   if (req.collective != "all_reduce" && req.collective != "all_gather" && req.collective != "reduce_scatter")
     throw InputError("--collective", "'" + req.collective +
@@ -50,12 +78,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   check_nccl_op(req.op);
   const int n = topo.num_gpus();
   const std::vector<std::uint64_t> requested = sweep_sizes(req.sweep);
-
-  const int channels = req.channels > 0 ? req.channels : 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1);
-  const RingPlan plan = plan_rings(topo, channels);
-  Prediction out;
-  out.alpha_beta = ring_alpha_beta(topo, plan, req.timing);
-  out.knee_bytes = knee_bytes(n, out.alpha_beta);
+  const Func func = func_from_collective(req.collective);
+  const NcclTopoSummary summary = summarize_for_nccl(topo);
 
   std::vector<std::uint64_t> sizes, counts;
   for (auto r : requested) {
@@ -65,18 +89,59 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     counts.push_back(c);
   }
 
+  Prediction out;
+  const bool engine = req.model == PredictModel::Engine;
+  if (engine && !req.filter.allows(func, Algo::Ring, Proto::Simple) && !req.filter.allows(func, Algo::Ring, Proto::LL) &&
+      !req.filter.allows(func, Algo::Ring, Proto::LL128))
+    throw InputError(req.filter.where.empty() ? "--algo" : req.filter.where,
+                     "the engine replays Ring only so far; '" + req.filter.algo_text +
+                         "' excludes it (use --model closed-form for NCCL's cost model of the other algorithms)");
+  for (auto size : sizes) {
+    SizeChoice c;
+    const TunerChoice nccl = choose(summary, func, size, req.filter);
+    c.nccl_algo = nccl.algo;
+    c.nccl_proto = nccl.proto;
+    c.nccl_time_us = nccl.time_us;
+    if (engine) {
+      c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto : choose(summary, func, size, ring_only(req.filter, func)).proto;
+      c.simulated = std::string("Ring/") + to_string(c.ring_proto);
+    } else {
+      c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
+    }
+    out.choices.push_back(c);
+  }
+
+  const int channels = req.channels > 0 ? req.channels : 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1);
+  const RingPlan plan = plan_rings(topo, channels);
+  const RingProtocol last_proto = ring_protocol(out.choices.back().ring_proto);
+  out.alpha_beta = ring_alpha_beta(topo, plan, last_proto.timing, last_proto.wire_factor);
+  out.knee_bytes = knee_bytes(n, out.alpha_beta);
+
   std::vector<double> times_s(sizes.size(), 0.0);
-  if (req.model == PredictModel::ClosedForm) {
-    for (std::size_t i = 0; i < sizes.size(); ++i)
-      times_s[i] = ring_closed_form_time_s(req.collective, n, static_cast<double>(sizes[i]), out.alpha_beta);
+  if (!engine) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
   } else {
-    // One reference schedule, scaled to every size by the engine (ring schedules are linear in S).
-    RingScheduleOptions opts;
-    opts.timing = req.timing;
-    const double reference = static_cast<double>(std::max<std::uint64_t>(1, sizes.back()));
-    const Schedule schedule = ring_schedule(topo, plan, req.collective, reference, opts);
-    std::vector<double> sizes_d(sizes.begin(), sizes.end());
-    out.sim = simulate_sweep(topo, schedule, sizes_d, req.engine);
+    // One reference schedule per protocol in use, scaled to each of its sizes by the engine
+    // (ring schedules are linear in S).
+    out.sim.resize(sizes.size());
+    for (Proto p : {Proto::LL, Proto::LL128, Proto::Simple}) {
+      std::vector<std::size_t> idx;
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        if (out.choices[i].ring_proto == p) idx.push_back(i);
+      if (idx.empty()) continue;
+      const RingProtocol proto = ring_protocol(p);
+      RingScheduleOptions opts;
+      opts.timing = proto.timing;
+      opts.wire_factor = proto.wire_factor;
+      const double reference = static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]));
+      const Schedule schedule = ring_schedule(topo, plan, req.collective, reference, opts);
+      std::vector<double> sizes_d;
+      for (auto i : idx) sizes_d.push_back(static_cast<double>(sizes[i]));
+      EngineOptions eo = req.engine;
+      eo.pipeline_depth = proto.pipeline_depth;
+      const auto results = simulate_sweep(topo, schedule, sizes_d, eo);
+      for (std::size_t k = 0; k < idx.size(); ++k) out.sim[idx[k]] = results[k];
+    }
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.sim[i].time_s;
   }
 
@@ -99,12 +164,28 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   nlohmann::json meta;
   meta["ccsim_version"] = CCSIM_VERSION;
-  meta["prediction"] = req.model == PredictModel::Engine ? "engine (SimGrid flow-level, max-min sharing)"
-                                                         : "closed-form alpha-beta";
+  meta["prediction"] = engine ? "engine (SimGrid flow-level, max-min sharing), Ring replayed"
+                              : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
   meta["collective"] = req.collective;
-  meta["algorithm"] = "ring";
-  meta["protocol"] = "Simple";
+  meta["cost_model"] = kNcclModelVersion;
   meta["step_constants"] = kStepTimingSource;
+  std::vector<std::string> nccl_labels, sim_labels;
+  nlohmann::json per_size = nlohmann::json::array();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto& c = out.choices[i];
+    nccl_labels.push_back(std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
+    sim_labels.push_back(c.simulated);
+    per_size.push_back({{"size_bytes", sizes[i]},
+                        {"nccl_algorithm", to_string(c.nccl_algo)},
+                        {"nccl_protocol", to_string(c.nccl_proto)},
+                        {"nccl_model_time_us", c.nccl_time_us},
+                        {"predicted", c.simulated}});
+  }
+  meta["nccl_choice"] = summarize_ranges(sizes, nccl_labels);
+  meta["predicted_as"] = summarize_ranges(sizes, sim_labels);
+  meta["per_size"] = per_size;
+  if (!req.filter.algo_text.empty()) meta["algo_filter"] = req.filter.algo_text;
+  if (!req.filter.proto_text.empty()) meta["proto_filter"] = req.filter.proto_text;
   meta["nranks"] = n;
   meta["nodes"] = topo.num_nodes();
   meta["gpus_per_node"] = topo.gpus_per_node();

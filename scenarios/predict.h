@@ -1,5 +1,8 @@
-// `ccsim predict`: the nccl-tests size sweep of one collective on one topology, predicted by the
-// engine (default) or by the closed-form model, as nccl-tests rows.
+// `ccsim predict`: the nccl-tests size sweep of one collective on one topology. For every size
+// NCCL's tuner (algorithms/tuner.h, NCCL 2.30.7's cost model) picks an algorithm and protocol,
+// honouring --algo/--proto and NCCL_ALGO/NCCL_PROTO. The closed-form model reports the tuner's
+// time; the engine replays the ring with the protocol the tuner would pick for Ring (the engine
+// replays Ring only so far) and says so when NCCL would pick another algorithm.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -8,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/closed_form.h"
-#include "algorithms/step_timing.h"
+#include "algorithms/tuner.h"
 #include "calibrate/nccl_tests_log.h"
 #include "sim/engine.h"
 #include "topologies/topology.h"
@@ -34,14 +37,24 @@ struct PredictRequest {
   std::string op = "sum";
   int root = 0;
   PredictModel model = PredictModel::Engine;
-  int channels = 0;  // 0: two per NIC rail (multi-node) / two (single node)
-  StepTiming timing;
+  AlgoProtoFilter filter;  // --algo / --proto / NCCL_ALGO / NCCL_PROTO
+  int channels = 0;        // engine ring channels; 0: two per NIC rail (multi-node) / two (single node)
   EngineOptions engine;
+};
+
+// What was predicted for one size.
+struct SizeChoice {
+  Algo nccl_algo = Algo::Ring;     // NCCL's pick (within the filter)
+  Proto nccl_proto = Proto::Simple;
+  double nccl_time_us = 0;         // NCCL's cost model for its pick
+  Proto ring_proto = Proto::Simple;  // the protocol the engine replays the ring with
+  std::string simulated;           // "Ring/LL" (engine) or "NVLS/Simple" (closed form)
 };
 
 struct Prediction {
   std::vector<NcclTestsRow> rows;
-  AlphaBeta alpha_beta;   // of the ring plan, for the report
+  std::vector<SizeChoice> choices;
+  AlphaBeta alpha_beta;   // of the ring plan with the largest size's protocol, for the report
   double knee_bytes = 0;  // S* = n alpha beta
   std::vector<SimResult> sim;  // engine results per row (empty for the closed form)
   nlohmann::json metadata;     // topology, parameters, ccsim version: recorded in JSON/CSV outputs
@@ -53,5 +66,8 @@ void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requ
                                std::uint64_t* size_bytes, std::uint64_t* count);
 
 Prediction predict(const Topology& topo, const PredictRequest& request);
+
+// "Ring/LL 8 B..64 KiB; NVLS/Simple 128 KiB..8 GiB": runs of equal labels over the sizes.
+std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std::vector<std::string>& labels);
 
 }  // namespace ccsim

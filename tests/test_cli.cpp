@@ -96,9 +96,11 @@ TEST(Cli, CsvAndClosedFormModel) {
   const CliRun r = ccsim("all_gather_perf -b 1M -e 1M --topology dgx-h100 --model closed-form --format csv");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("size_bytes,count,type,redop,root,oop_time_us"), std::string::npos);
-  // One dgx-h100 node: all_gather of 1 MiB = 7 NVLink steps of 3.4 us after an 8.4 us launch, plus
-  // 7/8 MiB at 450 GB/s.
-  const double expected_us = 8.4 + 7 * 3.4 + 7.0 / 8.0 * 1048576 / 450e9 * 1e6;
+  // One dgx-h100 node, NCCL 2.30 model: the tuner picks Ring/LL for a 1 MiB all_gather. Latency =
+  // baseLat 6.6 + 7 steps x NVLink LL hwLat 0.6 = 10.8 us; bandwidth: 12 channels x 30 GB/s = 360,
+  // halved by LL to 180, capped by Hopper's single-node llMaxBw 141; algBw = 141 x 8/7 (ring
+  // all_gather: nRanks / nsteps); time = 10.8 + 1048576 / (1000 x algBw) us.
+  const double expected_us = 6.6 + 7 * 0.6 + 1048576 / (1000 * 141.0 * 8.0 / 7.0);
   std::istringstream lines(r.out);
   std::string line, last;
   while (std::getline(lines, line))

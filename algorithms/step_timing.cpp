@@ -1,0 +1,30 @@
+#include "algorithms/step_timing.h"
+
+namespace ccsim {
+
+RingProtocol ring_protocol(Proto p) {
+  const int a = static_cast<int>(Algo::Ring), q = static_cast<int>(p);
+  RingProtocol r;
+  r.proto = p;
+  r.timing.launch_s = nccl230::baseLat[a][q] * 1e-6;
+  r.timing.nvlink_step_s = nccl230::hwLat[nccl230::kHwNvlink][a][q] * 1e-6;
+  r.timing.pcie_step_s = nccl230::hwLat[nccl230::kHwPci][a][q] * 1e-6;
+  r.timing.net_step_s = nccl230::hwLat[nccl230::kHwNet][a][q] * 1e-6;
+  switch (p) {
+    case Proto::LL:
+      r.wire_factor = 2.0;  // ncclLLFifoLine: 8 B data + 8 B flags per 16 B line
+      r.pipeline_depth = 8;
+      break;
+    case Proto::LL128:
+      r.wire_factor = 128.0 / 120.0;  // 120 data bytes per 128 B line
+      r.pipeline_depth = 8;
+      break;
+    case Proto::Simple:
+      r.wire_factor = 1.0;
+      r.pipeline_depth = 4;
+      break;
+  }
+  return r;
+}
+
+}  // namespace ccsim

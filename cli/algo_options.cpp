@@ -1,0 +1,28 @@
+#include "cli/algo_options.h"
+
+#include <cstdlib>
+
+namespace ccsim {
+
+AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args) {
+  auto from = [&](const std::string& flag, const char* env, std::string* where) {
+    if (args.has(flag)) {
+      *where = args.spelled(flag);
+      return args.get(flag);
+    }
+    const char* v = std::getenv(env);
+    if (v && *v) {
+      *where = env;
+      return std::string(v);
+    }
+    return std::string();
+  };
+  std::string algo_where, proto_where;
+  const std::string algo = from("algo", "NCCL_ALGO", &algo_where);
+  const std::string proto = from("proto", "NCCL_PROTO", &proto_where);
+  std::string where = algo_where;
+  if (!proto_where.empty()) where += (where.empty() ? "" : "/") + proto_where;
+  return parse_algo_filter(algo, proto, where);
+}
+
+}  // namespace ccsim

@@ -1,0 +1,11 @@
+// --algo / --proto and the NCCL_ALGO / NCCL_PROTO environment variables (flags win), in NCCL's
+// syntax: comma lists, case-insensitive, '^' to exclude, e.g. --algo ^NVLS --proto LL128,Simple.
+#pragma once
+#include "algorithms/tuner.h"
+#include "cli/args.h"
+
+namespace ccsim {
+
+AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args);
+
+}  // namespace ccsim

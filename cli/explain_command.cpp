@@ -1,0 +1,48 @@
+// `ccsim explain --collective C -b SIZE [-e SIZE -f F] [--topology ...] [--algo ...] [--proto ...]`:
+// what NCCL logs under NCCL_DEBUG_SUBSYS=TUNING, for each size: every algorithm and protocol's
+// latency, bandwidth and predicted time, and the choice.
+#include <iostream>
+
+#include "algorithms/explain.h"
+#include "algorithms/nccl_channels.h"
+#include "cli/algo_options.h"
+#include "cli/commands.h"
+#include "cli/topology_options.h"
+#include "common/error.h"
+#include "common/units.h"
+#include "scenarios/predict.h"
+
+namespace ccsim {
+
+int run_explain(const std::vector<std::string>& argv) {
+  auto specs = topology_option_specs();
+  for (const OptionSpec& s : std::vector<OptionSpec>{{"", "collective", true, false},
+                                                     {"b", "minbytes", true, false},
+                                                     {"e", "maxbytes", true, false},
+                                                     {"f", "stepfactor", true, false},
+                                                     {"", "algo", true, false},
+                                                     {"", "proto", true, false},
+                                                     {"h", "help", false, false}})
+    specs.push_back(s);
+  const ParsedArgs args = parse_args(argv, specs);
+  if (args.has("help")) {
+    print_help();
+    return 0;
+  }
+  if (!args.positional().empty())
+    throw InputError("command line", "unexpected argument '" + args.positional().front() + "'");
+  const Topology topo = topology_from_args(args, "dgx-h100");
+  const Func func = func_from_collective(args.get("collective", "all_reduce"));
+  SizeSweep sweep;
+  sweep.min_bytes = parse_size_bytes(args.get("minbytes", "32M"), args.spelled("minbytes"));
+  sweep.max_bytes = args.has("maxbytes") ? parse_size_bytes(args.get("maxbytes"), args.spelled("maxbytes")) : sweep.min_bytes;
+  sweep.step_factor = parse_double_arg(args, "stepfactor", 2);
+  if (!(sweep.step_factor > 1)) throw InputError(args.spelled("stepfactor"), "step factor must be > 1");
+  const AlgoProtoFilter filter = algo_filter_from_args(args);
+  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  for (std::uint64_t size : sweep_sizes(sweep)) std::cout << explain_report(summary, func, size, filter);
+  std::cout << std::flush;
+  return 0;
+}
+
+}  // namespace ccsim
