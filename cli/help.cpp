@@ -15,6 +15,7 @@ Usage:
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
+  ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
   ccsim help | --version
 

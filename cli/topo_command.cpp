@@ -1,38 +1,68 @@
 // `ccsim topo PRESET|FILE [--nodes N] [--set K=V]`: the path-class matrix and link bandwidths.
+// `ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT]`: a node topology imported from
+// `nvidia-smi topo -m` output or NCCL's topology dump, as a ccsim-topology/1 file predict can use.
 #include <iostream>
 
+#include "calibrate/nccl_topo_xml.h"
+#include "calibrate/nvidia_smi_topo.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
+#include "common/output_file.h"
+#include "topologies/spec.h"
 #include "topologies/topo_report.h"
 
 namespace ccsim {
 
+namespace {
+
+int run_import(const ParsedArgs& args) {
+  nlohmann::json spec;
+  std::string source;
+  if (args.has("from-nvidia-smi")) {
+    source = args.get("from-nvidia-smi");
+    spec = node_spec_from_nvidia_smi(parse_nvidia_smi_topo_file(source), source);
+  } else {
+    source = args.get("from-nccl-xml");
+    spec = node_spec_from_nccl_xml(parse_nccl_topo_xml_file(source), source);
+  }
+  if (args.has("nodes")) set_node_count(spec, parse_int_arg(args, "nodes", 1, 1));
+  for (const auto& assignment : args.all("set")) apply_override(spec, assignment, "--set " + assignment);
+  build_topology(spec, source);  // the imported spec must build: fail here, not in a later predict
+  const std::string text = spec.dump(2) + "\n";
+  if (args.has("output"))
+    write_file_atomically(args.get("output"), text);
+  else
+    std::cout << text << std::flush;
+  return 0;
+}
+
+}  // namespace
+
 int run_topo(const std::vector<std::string>& argv) {
   auto specs = topology_option_specs();
   specs.push_back({"h", "help", false, false});
+  specs.push_back({"", "from-nvidia-smi", true, false});
+  specs.push_back({"", "from-nccl-xml", true, false});
+  specs.push_back({"o", "output", true, false});
   const ParsedArgs args = parse_args(argv, specs);
   if (args.has("help")) {
     print_help();
     return 0;
   }
-  std::vector<std::string> rest = argv;
+  if (args.has("from-nvidia-smi") && args.has("from-nccl-xml"))
+    throw InputError("command line", "give one of --from-nvidia-smi and --from-nccl-xml");
+  if (args.has("from-nvidia-smi") || args.has("from-nccl-xml")) return run_import(args);
   std::string source = args.get("topology", "dgx-h100");
   if (!args.positional().empty()) {
     if (args.positional().size() > 1 || args.has("topology"))
       throw InputError("command line", "give the topology once: ccsim topo PRESET|FILE");
     source = args.positional().front();
   }
-  std::vector<std::string> with_topology = argv;
-  if (!args.positional().empty()) {
-    with_topology.clear();
-    for (const auto& a : argv)
-      if (a != source) with_topology.push_back(a);
-    with_topology.push_back("--topology");
-    with_topology.push_back(source);
-  }
-  const Topology topo = topology_from_args(parse_args(with_topology, specs), source);
-  std::cout << format_topology_report(topo) << std::flush;
+  nlohmann::json spec = load_topology_spec(source);
+  if (args.has("nodes")) set_node_count(spec, parse_int_arg(args, "nodes", 1, 1));
+  for (const auto& assignment : args.all("set")) apply_override(spec, assignment, "--set " + assignment);
+  std::cout << format_topology_report(build_topology(spec, source)) << std::flush;
   return 0;
 }
 

@@ -177,3 +177,22 @@ TEST(Cli, ScheduleDump) {
 
 }  // namespace
 }  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+TEST(Cli, ImportedNvidiaSmiTopologyFeedsPredict) {
+  const std::string out = ::testing::TempDir() + "ccsim_cli_import_" + std::to_string(::getpid()) + ".json";
+  CliRun r = ccsim("topo --from-nvidia-smi " + std::string(CCSIM_SOURCE_DIR) + "/tests/data/samples/nvsmi_topo_1.txt -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto spec = nlohmann::json::parse(slurp(out));
+  EXPECT_EQ(spec["node"]["gpu"]["count"], 8);  // 8x H200 in the sample
+  EXPECT_EQ(spec["node"]["nvlink"]["links_per_gpu"], 18);  // NV18
+  r = ccsim("all_reduce_perf -b 1M -e 1M --topology " + out + " --nodes 2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::remove(out.c_str());
+  expect_input_error(ccsim("topo --from-nccl-xml /nonexistent.xml"), {"/nonexistent.xml"});
+}
+
+}  // namespace
+}  // namespace ccsim
