@@ -77,11 +77,21 @@ NcclPath from_path_class(PathClass c) {
 }
 
 // NCCL bandwidth of the first link of `kind` at vertex v (0 if none).
+// NCCL derives PCIe speeds from the link's generation and width, not from what DMA achieves: undo
+// the topology's achievable-fraction factor (node.pcie.efficiency) to get the nominal rate back.
+double pcie_nominal_Bps(const Topology& topo, double bandwidth_Bps) {
+  const auto& node = topo.spec.contains("node") ? topo.spec.at("node") : nlohmann::json::object();
+  double eff = 1.0;
+  if (node.contains("pcie") && node.at("pcie").is_object() && node.at("pcie").contains("efficiency"))
+    eff = node.at("pcie").at("efficiency").get<double>();
+  return bandwidth_Bps / eff;
+}
+
 double first_link_bw(const Topology& topo, VertexId v, LinkKind kind) {
   auto [b, e] = boost::out_edges(v, topo.graph());
   for (; b != e; ++b) {
     const Link& l = topo.link(*b);
-    if (l.kind == kind) return l.bandwidth_Bps;
+    if (l.kind == kind) return kind == LinkKind::Pcie ? pcie_nominal_Bps(topo, l.bandwidth_Bps) : l.bandwidth_Bps;
   }
   return 0;
 }
@@ -154,7 +164,8 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
       const Vertex& vb = topo.vertex(boost::target(*eb, topo.graph()));
       if (lk.kind == LinkKind::Pcie && (va.kind == VertexKind::PcieSwitch || vb.kind == VertexKind::PcieSwitch) &&
           va.kind != VertexKind::Gpu && vb.kind != VertexKind::Gpu && va.kind != VertexKind::Nic && vb.kind != VertexKind::Nic)
-        uplink = uplink == 0 ? nccl_pci_bw_from_link(lk.bandwidth_Bps) : std::min(uplink, nccl_pci_bw_from_link(lk.bandwidth_Bps));
+        uplink = uplink == 0 ? nccl_pci_bw_from_link(pcie_nominal_Bps(topo, lk.bandwidth_Bps))
+                             : std::min(uplink, nccl_pci_bw_from_link(pcie_nominal_Bps(topo, lk.bandwidth_Bps)));
       if (lk.kind == LinkKind::InterSocket) socket = s.cpu_vendor == "intel" ? 10.0 : s.cpu_vendor == "amd" ? 16.0 : 6.0;
     }
     B = gpuPci;

@@ -10,7 +10,8 @@ namespace ccsim::testing {
 
 // A cluster of `nodes` single-GPU nodes, each GPU behind a PCIe Gen5 x16 switch with one
 // 400 Gb/s InfiniBand NIC: every ring hop is GPU -> PCIe -> NIC -> leaf [-> spine -> leaf] -> NIC -> PCIe -> GPU,
-// identical for all hops, so the ring is uncongested and uniform.
+// identical for all hops, so the ring is uncongested and uniform. Efficiencies are 1 so that the
+// links carry their nominal rates (400 Gb/s = 50 GB/s) and hand derivations stay simple.
 inline nlohmann::json single_gpu_nodes_spec(int nodes, int nodes_per_leaf, double oversubscription) {
   nlohmann::json spec = {
       {"format", "ccsim-topology/1"},
@@ -19,8 +20,9 @@ inline nlohmann::json single_gpu_nodes_spec(int nodes, int nodes_per_leaf, doubl
       {"node",
        {{"gpu", {{"model", "H100-PCIe"}, {"arch", "sm90"}, {"count", 1}}},
         {"cpu", {{"sockets", 1}, {"vendor", "intel"}}},
-        {"pcie", {{"generation", 5}, {"lanes", 16}, {"switches_per_socket", 1}, {"p2p", "switch"}}},
-        {"nic", {{"count", 1}, {"Gbps", 400}, {"transport", "ib"}, {"pcie_generation", 5}, {"pcie_lanes", 16}}}}},
+        {"pcie", {{"generation", 5}, {"lanes", 16}, {"switches_per_socket", 1}, {"p2p", "switch"}, {"efficiency", 1.0}}},
+        {"nic",
+         {{"count", 1}, {"Gbps", 400}, {"efficiency", 1.0}, {"transport", "ib"}, {"pcie_generation", 5}, {"pcie_lanes", 16}}}}},
       {"fabric",
        {{"kind", "rail-optimized-fat-tree"},
         {"nodes_per_leaf", nodes_per_leaf},

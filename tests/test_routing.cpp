@@ -31,6 +31,9 @@ int count_kind(const Topology& t, const Route& r, LinkKind k) {
 
 constexpr double kGen5x16 = 32e9 * 16 * 128 / 130 / 8;  // 63.015 GB/s
 constexpr double kGen4x16 = 16e9 * 16 * 128 / 130 / 8;  // 31.508 GB/s
+// Default achievable fractions of the nominal rates (docs/topology.md): NVLink4 20.6 of 25 GB/s per
+// link (NCCL's SM90 figure), PCIe 80%, InfiniBand NIC 97%.
+constexpr double kNvl4Eff = 20.6 / 25.0, kPcieEff = 0.8, kIbEff = 0.97;
 
 }  // namespace
 
@@ -38,7 +41,7 @@ TEST(Routing, IntraNodeNvlink) {
   const Topology t = make("dgx-h100");
   const Route r = route_between_gpus(t, 0, 5);
   EXPECT_EQ(format_route(t, r), "n0.gpu0 -> n0.nvswitch -> n0.gpu5");
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, r), 450e9);
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, r), 450e9 * kNvl4Eff);
   EXPECT_NEAR(route_latency_s(t, r), 0.5e-6, 1e-12);  // nvlink.latency_us is GPU to GPU
   EXPECT_TRUE(route_between_gpus(t, 3, 3).empty());
   // Hops are oriented: the reverse route walks the same edges backwards.
@@ -58,7 +61,7 @@ TEST(Routing, InterNodeRailAligned) {
     if (t.vertex(v).kind == VertexKind::Nic) ++nics;
   EXPECT_EQ(nics, 2);
   // Bottleneck: min(NIC 400 Gb/s = 50 GB/s, PCIe Gen5 x16 = 63 GB/s).
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, r), std::min(50e9, kGen5x16));
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, r), std::min(50e9 * kIbEff, kGen5x16 * kPcieEff));
   // 4 PCIe hops x 0.15 us + IB NIC to NIC 1.5 us.
   EXPECT_NEAR(route_latency_s(t, r), 4 * 0.15e-6 + 1.5e-6, 1e-12);
   // GPU 13 (local 5) uses rail 5 on both ends.
@@ -89,7 +92,7 @@ TEST(Routing, SpineBetweenLeafGroups) {
   EXPECT_EQ(format_route(t, r),
             "n0.gpu2 -> n0.pcisw2 -> n0.nic2 -> leaf.g0.r2 -> spine -> leaf.g1.r2 -> n1.nic2 -> n1.pcisw2 -> n1.gpu2");
   // leaf<->spine = 1 node x 50 GB/s / 4.
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, r), 12.5e9);
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, r), 12.5e9 * kIbEff);
   EXPECT_NEAR(route_latency_s(t, r), 4 * 0.15e-6 + 1.5e-6 + 2 * 0.5e-6, 1e-12);
 }
 
@@ -109,13 +112,13 @@ TEST(Routing, PcieP2pModes) {
   EXPECT_EQ(path_of(sw, 0, 1), "n0.gpu0 -> n0.pcisw0 -> n0.gpu1");
   EXPECT_EQ(path_of(sw, 0, 2), "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.pcisw1 -> n0.gpu2");
   EXPECT_EQ(path_of(sw, 1, 6), "n0.gpu1 -> n0.pcisw0 -> n0.cpu0 -> n0.cpu1 -> n0.pcisw3 -> n0.gpu6");
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(sw, route_between_gpus(sw, 0, 1)), kGen4x16);
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(sw, route_between_gpus(sw, 0, 1)), kGen4x16 * kPcieEff);
   // Inter-socket UPI 67.2 GB/s is above PCIe Gen4 x16.
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(sw, route_between_gpus(sw, 1, 6)), kGen4x16);
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(sw, route_between_gpus(sw, 1, 6)), kGen4x16 * kPcieEff);
 
   const Topology host = make("pcie-gen4-8gpu", {"node.pcie.p2p=host"});
   EXPECT_EQ(path_of(host, 0, 1), "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.pcisw0 -> n0.gpu1");
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(host, route_between_gpus(host, 0, 1)), kGen4x16);
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(host, route_between_gpus(host, 0, 1)), kGen4x16 * kPcieEff);
 
   const Topology none = make("pcie-gen4-8gpu", {"node.pcie.p2p=none", "node.cpu.host_memory_GBps=40"});
   const Route r = route_between_gpus(none, 0, 1);
@@ -189,7 +192,7 @@ TEST(Routing, LargeClusterIsFast) {
   const Topology t = make("dgx-h100", {}, 64);
   double bw = 1e30;
   for (int r = 0; r < t.num_gpus(); ++r) bw = std::min(bw, route_bandwidth_Bps(t, route_between_gpus(t, r, (r + 8) % t.num_gpus())));
-  EXPECT_DOUBLE_EQ(bw, 50e9);
+  EXPECT_DOUBLE_EQ(bw, 50e9 * kIbEff);
 }
 
 TEST(Routing, EdgeOrientationIsCanonical) {

@@ -81,15 +81,16 @@ TEST(Presets, DgxH100Facts) {
   EXPECT_TRUE(t.network.gpudirect_rdma);
   // 400 Gb/s = 50 GB/s per direction.
   EXPECT_DOUBLE_EQ(t.network.nic_bandwidth_Bps, 50e9);
-  // NVLink4: 18 links x 25 GB/s = 450 GB/s per direction per GPU.
+  // NVLink4: 18 links x 25 GB/s = 450 GB/s per direction per GPU nominal; links carry the default
+  // achievable fraction 20.6/25 (NCCL's SM90 per-link figure): 18 x 20.6 = 370.8 GB/s.
   VertexId nvsw;
   ASSERT_TRUE(t.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &nvsw));
-  EXPECT_DOUBLE_EQ(link_bw(t, t.gpu(0), nvsw), 450e9);
-  // PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 = 63.015 GB/s per direction.
+  EXPECT_DOUBLE_EQ(link_bw(t, t.gpu(0), nvsw), 450e9 * (20.6 / 25.0));
+  // PCIe Gen5 x16: 32 GT/s x 16 lanes x 128/130 / 8 = 63.015 GB/s per direction nominal, x 0.8.
   VertexId sw0;
   ASSERT_TRUE(t.find_vertex(VertexKind::PcieSwitch, 0, 0, -1, &sw0));
-  EXPECT_NEAR(link_bw(t, t.gpu(0), sw0), 63.0153846e9, 1e5);
-  EXPECT_NEAR(link_bw(t, t.nic(0, 0), sw0), 63.0153846e9, 1e5);
+  EXPECT_NEAR(link_bw(t, t.gpu(0), sw0), 0.8 * 63.0153846e9, 1e5);
+  EXPECT_NEAR(link_bw(t, t.nic(0, 0), sw0), 0.8 * 63.0153846e9, 1e5);
   // Resolved spec records defaults: IB one-way latency 1.5 us.
   EXPECT_DOUBLE_EQ(t.spec.at("node").at("nic").at("latency_us").get<double>(), 1.5);
   EXPECT_EQ(t.spec.at("node").at("nic").at("gpudirect_rdma"), true);
@@ -97,7 +98,7 @@ TEST(Presets, DgxH100Facts) {
   // Network link: half the NIC-to-NIC latency.
   VertexId leaf;
   ASSERT_TRUE(t.find_vertex(VertexKind::LeafSwitch, -1, 3, 0, &leaf));
-  EXPECT_DOUBLE_EQ(link_bw(t, t.nic(1, 3), leaf), 50e9);
+  EXPECT_DOUBLE_EQ(link_bw(t, t.nic(1, 3), leaf), 50e9 * 0.97);  // IB payload fraction 97%
   EXPECT_NEAR(t.link(t.edge_between(t.nic(1, 3), leaf)).latency_s, 0.75e-6, 1e-12);
 }
 
@@ -105,7 +106,7 @@ TEST(Presets, HgxA100AndPcieFacts) {
   const Topology a = make("hgx-a100");
   VertexId nvsw;
   ASSERT_TRUE(a.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &nvsw));
-  EXPECT_DOUBLE_EQ(link_bw(a, a.gpu(5), nvsw), 300e9);  // 12 x 25 GB/s
+  EXPECT_DOUBLE_EQ(link_bw(a, a.gpu(5), nvsw), 300e9 * 0.8);  // 12 x 25 GB/s x NVLink3's 20/25
   EXPECT_FALSE(a.nvls_capable);
   EXPECT_EQ(a.cpu_vendor, "amd");
   EXPECT_DOUBLE_EQ(a.network.nic_bandwidth_Bps, 25e9);  // HDR 200 Gb/s
@@ -119,8 +120,8 @@ TEST(Presets, HgxA100AndPcieFacts) {
   EXPECT_DOUBLE_EQ(p.spec.at("node").at("nic").at("latency_us").get<double>(), 3.0);  // RoCE default
   VertexId sw0;
   ASSERT_TRUE(p.find_vertex(VertexKind::PcieSwitch, 0, 0, -1, &sw0));
-  // PCIe Gen4 x16: 16 GT/s x 16 x 128/130 / 8 = 31.508 GB/s.
-  EXPECT_NEAR(link_bw(p, p.gpu(1), sw0), 31.5076923e9, 1e5);
+  // PCIe Gen4 x16: 16 GT/s x 16 x 128/130 / 8 = 31.508 GB/s, x 0.8 achievable.
+  EXPECT_NEAR(link_bw(p, p.gpu(1), sw0), 0.8 * 31.5076923e9, 1e5);
 }
 
 TEST(Topology, RankIndexingAndLookup) {
@@ -159,8 +160,8 @@ TEST(Topology, Oversubscription) {
   ASSERT_TRUE(t1.find_vertex(VertexKind::SpineSwitch, -1, 0, -1, &spine1));
   ASSERT_TRUE(t2.find_vertex(VertexKind::LeafSwitch, -1, 0, 1, &leaf2));
   ASSERT_TRUE(t2.find_vertex(VertexKind::SpineSwitch, -1, 0, -1, &spine2));
-  EXPECT_DOUBLE_EQ(link_bw(t1, leaf1, spine1), 2 * 50e9);
-  EXPECT_DOUBLE_EQ(link_bw(t2, leaf2, spine2), 2 * 50e9 / 2);  // 25 GB/s per node
+  EXPECT_DOUBLE_EQ(link_bw(t1, leaf1, spine1), 2 * 50e9 * 0.97);  // NIC payload rate 97% of 400 Gb/s
+  EXPECT_DOUBLE_EQ(link_bw(t2, leaf2, spine2), 2 * 50e9 * 0.97 / 2);
   EXPECT_NEAR(t2.link(t2.edge_between(leaf2, spine2)).latency_s, 0.5e-6, 1e-12);
 }
 
@@ -180,7 +181,7 @@ TEST(Spec, OverridesAndValueParsing) {
   EXPECT_FALSE(t.network.gpudirect_rdma);
   VertexId nvsw;
   ASSERT_TRUE(t.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &nvsw));
-  EXPECT_DOUBLE_EQ(link_bw(t, t.gpu(0), nvsw), 18 * 20e9);
+  EXPECT_DOUBLE_EQ(link_bw(t, t.gpu(0), nvsw), 18 * 20e9 * (20.6 / 25.0));  // x NVLink4's achievable fraction
   EXPECT_DOUBLE_EQ(t.spec["node"]["nic"]["latency_us"].get<double>(), 3.0);  // RoCE default
 
   // tcp: GPUDirect RDMA off by default, 25 us NIC to NIC.
@@ -317,7 +318,8 @@ TEST(SpecErrors, DisconnectedGpu) {
   json nv = spec;
   nv["node"]["nvlink"] = {{"links_per_gpu", 4}, {"GBps_per_link", 25}, {"nvswitch", false}};
   const Topology t = build_topology(nv, "bridge.json");
-  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, route_between_gpus(t, 0, 1)), 100e9);
+  // 4 links x 25 GB/s at the default achievable fraction (0.8 when no generation is given).
+  EXPECT_DOUBLE_EQ(route_bandwidth_Bps(t, route_between_gpus(t, 0, 1)), 100e9 * 0.8);
 }
 
 TEST(SpecErrors, MultiNodeWithoutNic) {
@@ -340,7 +342,7 @@ TEST(Report, DgxH100) {
   const Topology t = make("dgx-h100", {}, 2);
   const std::string r = format_topology_report(t);
   for (const char* s : {"dgx-h100", "H100-SXM5-80GB", "2 x 8 GPUs", "NVLS", "transport ib", "GPUDirect RDMA yes",
-                        "GPU0   X      NV18", "NIC7", "Legend", "GPU3 -> NIC3 (PIX)", "450.0", "63.0", "50.0",
+                        "GPU0   X      NV18", "NIC7", "Legend", "GPU3 -> NIC3 (PIX)", "370.8", "50.4", "48.5",
                         "leaf <-> spine", "NIC <-> leaf", "0.750"})
     EXPECT_NE(r.find(s), std::string::npos) << "missing '" << s << "' in\n" << r;
   EXPECT_EQ(topo_matrix_cell(t, t.gpu(0), t.nic(0, 4)), "SYS");

@@ -22,12 +22,12 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "latency_us", "nvswitch", "nvls"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us"}},
-      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
-      {"/node/nic", {"count", "Gbps", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
+      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
+      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us"}},
   };
   return keys;
@@ -113,6 +113,12 @@ class Obj {
     const double x = v.get<double>();
     if (!std::isfinite(x)) fail(key, "must be finite");
     out_[key] = v;
+    return x;
+  }
+  // A fraction in (0, 1], e.g. the achievable share of a link's nominal rate.
+  double fraction(const std::string& key, const double* def = nullptr) {
+    const double x = number(key, def);
+    if (!(x > 0 && x <= 1)) fail(key, "must be a fraction in (0, 1] (got " + fmt_num(x) + ")");
     return x;
   }
   double positive(const std::string& key, const double* def = nullptr) {
@@ -354,7 +360,10 @@ Topology build_topology(const json& spec, const std::string& source) {
     const int zero = 0;
     nvl_gen = nv.integer("generation", 0, 9, &zero);
     nvl_links = nv.integer("links_per_gpu", 1, 64);
-    nvl_Bps = nv.positive("GBps_per_link") * kGB * nvl_links;
+    // Achievable fraction of the signalling rate (packet headers, flow control): NCCL's own per-link
+    // figures are 20.0 GB/s for NVLink3 and 20.6 for NVLink4 (SM80/SM90_NVLINK_BW) of 25 GB/s.
+    const double nvl_eff_default = nvl_gen == 4 ? 20.6 / 25.0 : nvl_gen == 5 ? 40.1 / 50.0 : 0.8;
+    nvl_Bps = nv.positive("GBps_per_link") * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
     const double lat = 0.5;
     nvl_latency_s = nv.non_negative("latency_us", &lat) * kMicro;
     nvswitch = nv.boolean("nvswitch", true);
@@ -385,7 +394,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   // --- PCIe ---
   bool has_pcie = false;
   int pcie_gen = 0, pcie_lanes = 0, uplink_lanes = 0, sps = 0, levels = 1;
-  double pcie_lat = 0;
+  double pcie_lat = 0, pcie_eff = 1.0;
   std::string p2p = "switch";
   auto check_lanes = [](Obj& o, const std::string& key, int v) {
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
@@ -406,6 +415,10 @@ Topology build_topology(const json& spec, const std::string& source) {
     check_lanes(pcie, "uplink_lanes", uplink_lanes);
     const double lat = 0.15;
     pcie_lat = pcie.non_negative("latency_us", &lat) * kMicro;
+    // TLP/DLLP overhead and DMA efficiency: about 80% of the raw rate is what DMA engines reach
+    // (NCCL assumes 12 GB/s for Gen3 x16 = 76%).
+    const double pcie_eff_default = 0.8;
+    pcie_eff = pcie.fraction("efficiency", &pcie_eff_default);
     const int zero = 0;
     sps = pcie.integer("switches_per_socket", 0, 64, &zero);
     levels = pcie.integer("switch_levels", 1, 2, &one);
@@ -430,10 +443,13 @@ Topology build_topology(const json& spec, const std::string& source) {
     nics = nic.integer("count", 0, 64);
     const double zero = 0;
     nic_gbps = nics > 0 ? nic.positive("Gbps") : nic.non_negative("Gbps", &zero);
-    nic_Bps = nic_gbps * kGbit;
     const std::string ib = "ib";
     const std::string t = nic.choice("transport", {"ib", "roce", "tcp"}, &ib);
     transport = t == "ib" ? Transport::InfiniBand : t == "roce" ? Transport::RoCE : Transport::TcpSockets;
+    // Payload fraction of the line rate: ib_write_bw reaches ~97% on IB, ~95% on RoCE; TCP sockets
+    // with their copies reach far less (seed document: TCP cannot fill 400 Gb/s).
+    const double nic_eff_default = transport == Transport::InfiniBand ? 0.97 : transport == Transport::RoCE ? 0.95 : 0.6;
+    nic_Bps = nic_gbps * kGbit * nic.fraction("efficiency", &nic_eff_default);
     gdr = nic.boolean("gpudirect_rdma", transport != Transport::TcpSockets);
     if (gdr && transport == Transport::TcpSockets)
       nic.fail("gpudirect_rdma", "GPUDirect RDMA needs transport ib or roce (transport is tcp)");
@@ -481,7 +497,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.pcie_p2p = p2p;
   topo.network.transport = transport;
   topo.network.gpudirect_rdma = gdr;
-  topo.network.nic_bandwidth_Bps = nic_Bps;
+  topo.network.nic_bandwidth_Bps = nic_gbps * kGbit;  // line rate; the links carry nic_Bps (x efficiency)
   topo.spec = resolved;
 
   const std::string nvl_label = (nvl_gen > 0 ? "NVLink" + std::to_string(nvl_gen) : std::string("NVLink")) + " x" +
@@ -534,7 +550,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     for (int s = 0; s < sockets; ++s)
       for (int t = s + 1; t < sockets; ++t) L(cpu_v[s], cpu_v[t], LinkKind::InterSocket, inter_Bps, inter_lat, socket_label);
     if (has_pcie) {
-      const double up_Bps = pcie_bandwidth_Bps(pcie_gen, uplink_lanes);
+      const double up_Bps = pcie_eff * pcie_bandwidth_Bps(pcie_gen, uplink_lanes);
       for (int k = 0; k < switches; ++k)
         L(sw_v[k], cpu_v[k / sps], LinkKind::Pcie, up_Bps, pcie_lat, pcie_label(pcie_gen, uplink_lanes));
       int next_switch = switches;
@@ -545,11 +561,11 @@ Topology build_topology(const json& spec, const std::string& source) {
         if (levels == 2) {
           const VertexId sub = V(VertexKind::PcieSwitch, "pcisw" + std::to_string(next_switch), next_switch);
           ++next_switch;
-          L(sub, parent, LinkKind::Pcie, pcie_bandwidth_Bps(pcie_gen, uplink_lanes), pcie_lat,
+          L(sub, parent, LinkKind::Pcie, pcie_eff * pcie_bandwidth_Bps(pcie_gen, uplink_lanes), pcie_lat,
             pcie_label(pcie_gen, uplink_lanes));
           parent = sub;
         }
-        L(dev, parent, LinkKind::Pcie, pcie_bandwidth_Bps(gen, lanes), pcie_lat, pcie_label(gen, lanes));
+        L(dev, parent, LinkKind::Pcie, pcie_eff * pcie_bandwidth_Bps(gen, lanes), pcie_lat, pcie_label(gen, lanes));
       };
       for (int i = 0; i < gpus; ++i) attach(gpu_v[i], i, gpus, pcie_gen, pcie_lanes);
       for (int j = 0; j < nics; ++j) attach(nic_v[j], j, nics, nic_gen, nic_lanes);

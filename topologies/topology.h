@@ -56,7 +56,7 @@ const char* to_string(PathClass c);
 struct NetworkProps {
   Transport transport = Transport::InfiniBand;
   bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory
-  double nic_bandwidth_Bps = 0; // per NIC, per direction
+  double nic_bandwidth_Bps = 0; // per NIC, per direction: the line rate (links carry it x efficiency)
 };
 
 class Topology {
