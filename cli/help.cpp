@@ -14,6 +14,8 @@ Usage:
                 [--channels N] [--jobs N]
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
+  ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
+  ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "calibrate/nccl_tests_log.h"
+#include "cli/calibrate_command.h"
 #include "cli/commands.h"
 #include "common/error.h"
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     if (command == "topo") return ccsim::run_topo(rest);
     if (command == "schedule") return ccsim::run_schedule(rest);
     if (command == "explain") return ccsim::run_explain(rest);
+    if (command == "calibrate") return ccsim::run_calibrate(rest);
     const std::string alias = ccsim::nccl_tests_collective_from_name(command);
     if (!alias.empty() && command.size() > 5 && command.substr(command.size() - 5) == "_perf")
       return ccsim::run_predict(rest, alias);

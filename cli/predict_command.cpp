@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/algo_options.h"
 #include "cli/topology_options.h"
+#include "topologies/spec.h"
 #include "common/error.h"
 #include "common/output_file.h"
 #include "common/units.h"
@@ -48,6 +49,7 @@ std::vector<OptionSpec> predict_specs() {
       {"", "format", true, false},
       {"", "output", true, false},
       {"", "model", true, false},
+      {"", "calibration", true, false},
       {"", "channels", true, false},
       {"", "jobs", true, false},
       {"", "no-symmetry", false, false},
@@ -106,7 +108,19 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   if (format != "table" && format != "json" && format != "csv")
     throw InputError("--format", "unknown format '" + format + "' (expected table, json or csv)");
 
-  const Topology topo = topology_from_args(args, "dgx-h100");
+  std::string source;
+  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
+  Calibration calibration;
+  std::vector<std::string> calibration_notes;
+  if (args.has("calibration")) {
+    calibration = load_calibration(args.get("calibration"));
+    const CalibrationEffect effect = calibration_effect(calibration, spec, StepTiming{});
+    for (const auto& o : effect.spec_overrides) apply_override(spec, o, args.get("calibration"));
+    req.calibration = &calibration;
+    req.calibrated_timing = effect.timing;
+    calibration_notes = effect.notes;
+  }
+  const Topology topo = build_topology(spec, source);
   const Prediction p = predict(topo, req);
 
   std::string text;
@@ -132,6 +146,11 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
             fmt("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes),
         "# ring bottleneck (closed form): " + ab.bottleneck,
     };
+    if (req.calibration) {
+      pre.push_back("# calibration: " + args.get("calibration") + " (class " +
+                    p.metadata["calibration_class"].get<std::string>() + ")");
+      for (const auto& note : calibration_notes) pre.push_back("# calibration note: " + note);
+    }
     if (p.metadata.contains("busiest_links_at_largest_size") && !p.metadata["busiest_links_at_largest_size"].empty()) {
       const auto& l = p.metadata["busiest_links_at_largest_size"][0];
       pre.push_back("# busiest link at " + format_bytes(static_cast<double>(p.rows.back().size_bytes)) + " (engine): " +

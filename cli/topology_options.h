@@ -10,7 +10,11 @@ namespace ccsim {
 
 std::vector<OptionSpec> topology_option_specs();
 
-// Builds the topology the options describe (`default_topology` when --topology is absent).
+// The specification the options describe (`default_topology` when --topology is absent), with
+// --nodes and --set applied, and the name it came from.
+nlohmann::json topology_spec_from_args(const ParsedArgs& args, const std::string& default_topology, std::string* source);
+
+// Builds the topology the options describe.
 Topology topology_from_args(const ParsedArgs& args, const std::string& default_topology);
 
 }  // namespace ccsim

@@ -58,6 +58,11 @@ std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std:
   return out;
 }
 
+std::string calibration_class_for(const Topology& topo) {
+  if (topo.num_nodes() > 1) return "net";
+  return topo.nvlinks_per_gpu > 0 ? "nvlink" : "pcie";
+}
+
 namespace {
 
 // The filter with every algorithm but Ring removed: the engine's protocol choice.
@@ -102,7 +107,10 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     c.nccl_algo = nccl.algo;
     c.nccl_proto = nccl.proto;
     c.nccl_time_us = nccl.time_us;
-    if (engine) {
+    if (req.calibration) {
+      c.ring_proto = Proto::Simple;
+      c.simulated = engine ? "Ring (calibrated)" : "Ring closed form (calibrated)";
+    } else if (engine) {
       c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto : choose(summary, func, size, ring_only(req.filter, func)).proto;
       c.simulated = std::string("Ring/") + to_string(c.ring_proto);
     } else {
@@ -113,12 +121,33 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   const int channels = req.channels > 0 ? req.channels : 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1);
   const RingPlan plan = plan_rings(topo, channels);
-  const RingProtocol last_proto = ring_protocol(out.choices.back().ring_proto);
+  // The protocol a ring runs with: NCCL's constants, or the calibrated step timing (whose fitted
+  // bandwidth is already the data rate, so no wire overhead is added).
+  auto protocol_for = [&](Proto p) {
+    RingProtocol r = ring_protocol(p);
+    if (req.calibration) {
+      r.timing = req.calibrated_timing;
+      r.wire_factor = 1.0;
+    }
+    return r;
+  };
+  const std::string cal_class = calibration_class_for(topo);
+  auto efficiency = [&](double size) {
+    return req.calibration ? calibration_efficiency(*req.calibration, cal_class, size) : 1.0;
+  };
+  const RingProtocol last_proto = protocol_for(out.choices.back().ring_proto);
   out.alpha_beta = ring_alpha_beta(topo, plan, last_proto.timing, last_proto.wire_factor);
   out.knee_bytes = knee_bytes(n, out.alpha_beta);
 
   std::vector<double> times_s(sizes.size(), 0.0);
-  if (!engine) {
+  if (!engine && req.calibration) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const double s = static_cast<double>(sizes[i]);
+      AlphaBeta ab = out.alpha_beta;
+      ab.beta_Bps *= efficiency(s);
+      times_s[i] = ring_closed_form_time_s(req.collective, n, s, ab);
+    }
+  } else if (!engine) {
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
   } else {
     // One reference schedule per protocol in use, scaled to each of its sizes by the engine
@@ -129,14 +158,15 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       for (std::size_t i = 0; i < sizes.size(); ++i)
         if (out.choices[i].ring_proto == p) idx.push_back(i);
       if (idx.empty()) continue;
-      const RingProtocol proto = ring_protocol(p);
+      const RingProtocol proto = protocol_for(p);
       RingScheduleOptions opts;
       opts.timing = proto.timing;
       opts.wire_factor = proto.wire_factor;
       const double reference = static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]));
       const Schedule schedule = ring_schedule(topo, plan, req.collective, reference, opts);
       std::vector<double> sizes_d;
-      for (auto i : idx) sizes_d.push_back(static_cast<double>(sizes[i]));
+      // A calibrated efficiency e(S) < 1 stretches the bandwidth term: simulate S / e(S) bytes.
+      for (auto i : idx) sizes_d.push_back(static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i])));
       EngineOptions eo = req.engine;
       eo.pipeline_depth = proto.pipeline_depth;
       const auto results = simulate_sweep(topo, schedule, sizes_d, eo);
@@ -184,6 +214,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   meta["nccl_choice"] = summarize_ranges(sizes, nccl_labels);
   meta["predicted_as"] = summarize_ranges(sizes, sim_labels);
   meta["per_size"] = per_size;
+  if (req.calibration) meta["calibration_class"] = cal_class;
   if (!req.filter.algo_text.empty()) meta["algo_filter"] = req.filter.algo_text;
   if (!req.filter.proto_text.empty()) meta["proto_filter"] = req.filter.proto_text;
   meta["nranks"] = n;

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "algorithms/closed_form.h"
+#include "algorithms/step_timing.h"
 #include "algorithms/tuner.h"
+#include "calibrate/calibration.h"
 #include "calibrate/nccl_tests_log.h"
 #include "sim/engine.h"
 #include "topologies/topology.h"
@@ -40,7 +42,16 @@ struct PredictRequest {
   AlgoProtoFilter filter;  // --algo / --proto / NCCL_ALGO / NCCL_PROTO
   int channels = 0;        // engine ring channels; 0: two per NIC rail (multi-node) / two (single node)
   EngineOptions engine;
+  // With a calibration (ccsim calibrate), the ring is replayed with the calibrated step timing, the
+  // fitted bandwidths already applied to the topology (calibration_effect), and the fitted efficiency
+  // of the bandwidth term at each size; the tuner's protocol choice is not used, since the measured
+  // curve already contains whatever NCCL chose on that machine.
+  const Calibration* calibration = nullptr;
+  StepTiming calibrated_timing;
 };
+
+// The calibration class that describes a topology's ring: net across nodes, else nvlink or pcie.
+std::string calibration_class_for(const Topology& topo);
 
 // What was predicted for one size.
 struct SizeChoice {

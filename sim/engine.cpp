@@ -23,8 +23,16 @@ namespace ccsim {
 
 namespace {
 
-double prof_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-void prof(const char* what, double& t) { if (std::getenv("CCSIM_PROFILE")) { double n = prof_now(); std::fprintf(stderr, "[profile] %s %.3f s\n", what, n - t); t = n; } }
+// CCSIM_PROFILE=1 prints the wall time of each engine phase on stderr (docs/performance.md).
+double prof_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+void prof(const char* what, double& t) {
+  if (!std::getenv("CCSIM_PROFILE")) return;
+  const double n = prof_now();
+  std::fprintf(stderr, "[profile] %s %.3f s\n", what, n - t);
+  t = n;
+}
 
 // SimGrid moves whole bytes; schedules may split a small buffer into fractions of a byte. Scaling
 // bytes and bandwidths by the same factor keeps every time unchanged and keeps 1/1024 B resolution.

@@ -1,0 +1,261 @@
+#include "algorithms/tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+BtreeLinks nccl_btree(int nranks, int rank) {
+  // ncclGetBtree (NCCL src/graph/trees.cc), restated. `bit` is the lowest set bit of rank (for
+  // rank 0: the first power of two >= nranks).
+  BtreeLinks l;
+  int bit = 1;
+  for (; bit < nranks; bit <<= 1)
+    if (bit & rank) break;
+  if (rank == 0) {
+    l.down1 = nranks > 1 ? bit >> 1 : -1;  // the root has a single child
+    return l;
+  }
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= nranks) up = rank ^ bit;
+  l.up = up;
+  int lowbit = bit >> 1;
+  l.down0 = lowbit == 0 ? -1 : rank - lowbit;
+  int down1 = lowbit == 0 ? -1 : rank + lowbit;
+  while (down1 >= nranks) {
+    down1 = lowbit == 0 ? -1 : rank + lowbit;
+    lowbit >>= 1;
+  }
+  l.down1 = down1;
+  return l;
+}
+
+BtreeLinks nccl_dtree(int nranks, int rank, int which) {
+  if (which == 0) return nccl_btree(nranks, rank);
+  BtreeLinks out;
+  if (nranks % 2 == 1) {  // shift by one rank
+    const BtreeLinks b = nccl_btree(nranks, (rank - 1 + nranks) % nranks);
+    out.up = b.up == -1 ? -1 : (b.up + 1) % nranks;
+    out.down0 = b.down0 == -1 ? -1 : (b.down0 + 1) % nranks;
+    out.down1 = b.down1 == -1 ? -1 : (b.down1 + 1) % nranks;
+  } else {  // mirror
+    const BtreeLinks b = nccl_btree(nranks, nranks - 1 - rank);
+    out.up = b.up == -1 ? -1 : nranks - 1 - b.up;
+    out.down0 = b.down0 == -1 ? -1 : nranks - 1 - b.down0;
+    out.down1 = b.down1 == -1 ? -1 : nranks - 1 - b.down1;
+  }
+  return out;
+}
+
+int TreeFamily::depth() const {
+  int best = 0;
+  for (std::size_t v = 0; v < parent_node.size(); ++v) {
+    int d = 0;
+    for (int u = static_cast<int>(v); parent_node[u] >= 0; u = parent_node[u]) ++d;
+    best = std::max(best, d);
+  }
+  return best;
+}
+
+int TreePlan::total_channels() const {
+  int c = 0;
+  for (const auto& f : families) c += f.channels;
+  return c;
+}
+
+StepTiming tree_step_timing(Proto p) {
+  const int a = static_cast<int>(Algo::Tree), q = static_cast<int>(p);
+  StepTiming t;
+  t.launch_s = nccl230::baseLat[a][q] * 1e-6;
+  t.nvlink_step_s = nccl230::hwLat[nccl230::kHwNvlink][a][q] * 1e-6;
+  t.pcie_step_s = nccl230::hwLat[nccl230::kHwPci][a][q] * 1e-6;
+  t.net_step_s = nccl230::hwLat[nccl230::kHwNet][a][q] * 1e-6;
+  return t;
+}
+
+TreePlan plan_trees(const Topology& topo, int channels) {
+  TreePlan plan;
+  const int gpus = topo.gpus_per_node();
+  const int nodes = topo.num_nodes();
+  const int nics = topo.nics_per_node();
+  if (nodes > 1 && nics <= 0) throw std::invalid_argument("multi-node tree needs at least one NIC per node");
+  const int rails = std::max(1, nics);
+  const int per_family = std::max(1, channels / (2 * rails));
+  for (int rail = 0; rail < rails; ++rail) {
+    int head = -1;
+    for (int g = 0; g < gpus && head < 0 && nics > 0; ++g)
+      if (nic_for_gpu(topo, g) == rail) head = g;
+    if (head < 0) head = rail % gpus;
+    std::vector<int> chain;
+    for (int k = 0; k < gpus; ++k) chain.push_back((head + k) % gpus);
+    for (int tree = 0; tree < 2; ++tree) {
+      TreeFamily f;
+      f.tree = tree;
+      f.rail = nodes > 1 ? rail : -1;
+      f.channels = per_family;
+      f.chain = chain;
+      f.parent_node.assign(nodes, -1);
+      f.child_nodes.assign(nodes, {});
+      for (int v = 0; v < nodes; ++v) {
+        const BtreeLinks l = nccl_dtree(nodes, v, tree);
+        f.parent_node[v] = l.up;
+        if (l.up < 0) f.root_node = v;
+        if (l.down0 >= 0) f.child_nodes[v].push_back(l.down0);
+        if (l.down1 >= 0) f.child_nodes[v].push_back(l.down1);
+      }
+      plan.families.push_back(f);
+    }
+  }
+  return plan;
+}
+
+namespace {
+
+// NCCL's per-step latency of a hop minus the physical latency of its route (as for the ring).
+double step_delay(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
+  const Route route = route_between_gpus(topo, src, dst, rail);
+  const int gpn = topo.gpus_per_node();
+  double per_step = timing.pcie_step_s;
+  if (src / gpn != dst / gpn) {
+    per_step = timing.net_step_s;
+  } else if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink) {
+    per_step = timing.nvlink_step_s;
+  }
+  return std::max(0.0, per_step - route_latency_s(topo, route));
+}
+
+// A family's tree over ranks: parent and children of every rank, and a top-down order.
+struct RankTree {
+  int root = -1;
+  std::vector<int> parent;
+  std::vector<std::vector<int>> children;
+  std::vector<int> top_down;  // BFS from the root
+};
+
+RankTree rank_tree(const Topology& topo, const TreeFamily& f) {
+  const int gpn = topo.gpus_per_node();
+  const int nodes = topo.num_nodes();
+  if (static_cast<int>(f.chain.size()) != gpn || static_cast<int>(f.parent_node.size()) != nodes)
+    throw std::invalid_argument("tree family does not match the topology");
+  RankTree t;
+  const int n = topo.num_gpus();
+  t.parent.assign(n, -1);
+  t.children.assign(n, {});
+  for (int v = 0; v < nodes; ++v) {
+    const int head = v * gpn + f.chain[0];
+    for (int i = 1; i < gpn; ++i) {
+      const int r = v * gpn + f.chain[i], up = v * gpn + f.chain[i - 1];
+      t.parent[r] = up;
+      t.children[up].push_back(r);
+    }
+    if (f.parent_node[v] >= 0) {
+      const int up = f.parent_node[v] * gpn + f.chain[0];
+      t.parent[head] = up;
+    } else {
+      t.root = head;
+    }
+  }
+  // Children of a head: its chain successor first, then the heads of its child nodes in tree order.
+  for (int v = 0; v < nodes; ++v)
+    for (int c : f.child_nodes[v]) t.children[v * gpn + f.chain[0]].push_back(c * gpn + f.chain[0]);
+  t.top_down.push_back(t.root);
+  for (std::size_t i = 0; i < t.top_down.size(); ++i)
+    for (int c : t.children[t.top_down[i]]) t.top_down.push_back(c);
+  if (static_cast<int>(t.top_down.size()) != n) throw std::invalid_argument("tree does not cover all ranks");
+  return t;
+}
+
+}  // namespace
+
+int tree_chunks(const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options) {
+  if (plan.families.empty()) return 1;
+  const double per_family = size_bytes / plan.families.size() * options.wire_factor;
+  const double per_channel = per_family / std::max(1, plan.families.front().channels);
+  const double c = std::ceil(per_channel / options.chunk_bytes);
+  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+}
+
+Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::string& collective, double size_bytes,
+                       const TreeScheduleOptions& options) {
+  if (collective != "all_reduce") throw std::invalid_argument("no tree schedule for collective '" + collective + "'");
+  Schedule s;
+  s.collective = collective;
+  s.algorithm = "tree";
+  s.nranks = topo.num_gpus();
+  s.size_bytes = size_bytes;
+  s.families_follow_rails = false;  // two families per rail
+  const int n = s.nranks;
+  if (n < 2 || plan.families.empty()) return s;
+  const int families = static_cast<int>(plan.families.size());
+  const int gpn = topo.gpus_per_node();
+
+  // Per family: the rank tree and the delay of every rank's hop to its parent (up) and of every
+  // parent -> rank hop (down), computed once.
+  std::vector<RankTree> trees;
+  std::vector<std::vector<double>> up_delay(families), down_delay(families);
+  std::vector<std::vector<int>> hop_rail(families);
+  for (int f = 0; f < families; ++f) {
+    trees.push_back(rank_tree(topo, plan.families[f]));
+    up_delay[f].assign(n, 0);
+    down_delay[f].assign(n, 0);
+    hop_rail[f].assign(n, -1);
+    for (int r = 0; r < n; ++r) {
+      const int p = trees[f].parent[r];
+      if (p < 0) continue;
+      const int rail = (p / gpn != r / gpn) ? plan.families[f].rail : -1;
+      hop_rail[f][r] = rail;
+      up_delay[f][r] = step_delay(topo, options.timing, r, p, rail);
+      down_delay[f][r] = step_delay(topo, options.timing, p, r, rail);
+    }
+  }
+
+  // Every family carries 1/F of the buffer (with the protocol's flags), split in `chunks` pieces that
+  // travel one after the other through every connection.
+  const int chunks = tree_chunks(plan, size_bytes, options);
+  const double chunk_bytes = size_bytes / families * options.wire_factor / chunks;
+  std::vector<std::uint32_t> up_rec(n), down_rec(n);  // chunk k's transfer r -> parent(r) / parent(r) -> r
+  for (int k = 0; k < chunks; ++k) {
+    for (int f = 0; f < families; ++f) {
+      const RankTree& t = trees[f];
+      const auto make = [&](int src, int dst, int child, double delay) {
+        Transfer x;
+        x.src = src;
+        x.dst = dst;
+        x.rail = hop_rail[f][child];
+        x.bytes = chunk_bytes;
+        x.delay_s = delay;
+        x.step = k;
+        x.family = f;
+        x.channels = plan.families[f].channels;
+        x.chunks = 1;
+        return x;
+      };
+      // Reduce: a rank sends chunk k up once it has chunk k from all its children.
+      for (auto it = t.top_down.rbegin(); it != t.top_down.rend(); ++it) {
+        const int r = *it;
+        if (r == t.root) continue;
+        std::vector<std::uint32_t> deps;
+        for (int c : t.children[r]) deps.push_back(up_rec[c]);
+        double delay = up_delay[f][r];
+        if (deps.empty() && k < options.launch_wave) delay += options.timing.launch_s;
+        up_rec[r] = s.add(make(r, t.parent[r], r, delay), deps);
+      }
+      // Broadcast: the root sends chunk k down once it has reduced it; the others once they received it.
+      for (int r : t.top_down) {
+        std::vector<std::uint32_t> deps;
+        if (r == t.root) {
+          for (int c : t.children[r]) deps.push_back(up_rec[c]);
+        } else {
+          deps.push_back(down_rec[r]);
+        }
+        for (int c : t.children[r]) down_rec[c] = s.add(make(r, c, c, down_delay[f][c]), deps);
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,649 @@
+#include "calibrate/calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "algorithms/closed_form.h"
+#include "algorithms/ring.h"
+#include "calibrate/nccl_tests_log.h"
+#include "calibrate/perftest_log.h"
+#include "common/error.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kNvlinkBusbwThreshold = 64e9;  // above any PCIe Gen5 x16 link (63 GB/s)
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+bool is_ring_collective(const std::string& c) {
+  return c == "all_reduce" || c == "all_gather" || c == "reduce_scatter";
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Host of a device line "Rank  0 Group  0 Pid  25 on HOST device  0 [...] NAME".
+std::string device_host(const std::string& line) {
+  std::istringstream in(line);
+  std::string tok, prev;
+  while (in >> tok) {
+    if (prev == "on") return tok;
+    prev = tok;
+  }
+  return "";
+}
+
+json fit_to_json(const AlphaBetaFit& f, double x_to_size) {
+  json segs = json::array();
+  for (const auto& s : f.segments)
+    segs.push_back({{"from_bytes", s.from_x * x_to_size}, {"to_bytes", s.to_x * x_to_size},
+                    {"latency_s", s.latency_s}, {"beta_Bps", std::isinf(s.beta_Bps) ? 0.0 : s.beta_Bps},
+                    {"r2", s.r2}, {"max_rel_residual", s.max_rel_residual}, {"points", s.points}});
+  return {{"r2", f.r2},
+          {"max_rel_residual", f.max_rel_residual},
+          {"max_rel_residual_with_outliers", f.max_rel_residual_all},
+          {"max_rel_residual_with_efficiency", f.max_rel_residual_final},
+          {"points", f.points},
+          {"outliers", f.outliers.size()},
+          {"latency_refined", f.latency_refined},
+          {"switch_bytes", f.switch_x * x_to_size},
+          {"segments", segs}};
+}
+
+json source_to_json(const CalibrationSource& s) {
+  return {{"file", s.file},   {"kind", s.kind},     {"run", s.run},
+          {"collective", s.collective}, {"ranks", s.ranks}, {"nodes", s.nodes},
+          {"points", s.points}, {"intercept_s", s.intercept_s}, {"beta_Bps", s.beta_Bps},
+          {"r2", s.r2},       {"max_rel_residual", s.max_rel_residual}};
+}
+
+// ---- JSON reading with paths ----
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw InputError(source_, path + ": " + what);
+  }
+  const json& member(const json& obj, const std::string& path, const std::string& key, bool required) const {
+    static const json null_json;
+    if (!obj.is_object()) fail(path, "must be an object");
+    auto it = obj.find(key);
+    if (it == obj.end()) {
+      if (required) fail(path + "/" + key, "missing");
+      return null_json;
+    }
+    return *it;
+  }
+  double number(const json& obj, const std::string& path, const std::string& key, bool required, double min_exclusive,
+                bool allow_equal = false) const {
+    const json& v = member(obj, path, key, required);
+    if (v.is_null()) return 0;
+    if (!v.is_number()) fail(path + "/" + key, "must be a number (got " + v.dump() + ")");
+    const double d = v.get<double>();
+    if (!(allow_equal ? d >= min_exclusive : d > min_exclusive) || std::isinf(d))
+      fail(path + "/" + key, std::string("must be a number ") + (allow_equal ? ">= " : "> ") + fmt(min_exclusive) +
+                                 " (got " + v.dump() + ")");
+    return d;
+  }
+  int integer(const json& obj, const std::string& path, const std::string& key) const {
+    const json& v = member(obj, path, key, false);
+    if (v.is_null()) return 0;
+    if (!v.is_number_integer() || v.get<long long>() < 0) fail(path + "/" + key, "must be a non-negative integer (got " + v.dump() + ")");
+    return v.get<int>();
+  }
+  std::string string(const json& obj, const std::string& path, const std::string& key) const {
+    const json& v = member(obj, path, key, false);
+    if (v.is_null()) return "";
+    if (!v.is_string()) fail(path + "/" + key, "must be a string (got " + v.dump() + ")");
+    return v.get<std::string>();
+  }
+  std::vector<CalibrationSource> sources(const json& obj, const std::string& path) const {
+    std::vector<CalibrationSource> out;
+    const json& v = member(obj, path, "sources", false);
+    if (v.is_null()) return out;
+    if (!v.is_array()) fail(path + "/sources", "must be an array");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string p = path + "/sources/" + std::to_string(i);
+      CalibrationSource s;
+      s.file = string(v[i], p, "file");
+      s.kind = string(v[i], p, "kind");
+      s.run = integer(v[i], p, "run");
+      s.collective = string(v[i], p, "collective");
+      s.ranks = integer(v[i], p, "ranks");
+      s.nodes = integer(v[i], p, "nodes");
+      s.points = static_cast<std::size_t>(integer(v[i], p, "points"));
+      s.intercept_s = number(v[i], p, "intercept_s", false, 0, true);
+      s.beta_Bps = number(v[i], p, "beta_Bps", false, 0, true);
+      s.r2 = member(v[i], p, "r2", false).is_number() ? v[i]["r2"].get<double>() : 0;
+      s.max_rel_residual = number(v[i], p, "max_rel_residual", false, 0, true);
+      out.push_back(s);
+    }
+    return out;
+  }
+
+ private:
+  std::string source_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& calibration_classes() {
+  static const std::vector<std::string> k{"nvlink", "pcie", "net"};
+  return k;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building
+
+std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& opt) {
+  if (!opt.path_class.empty() &&
+      std::find(calibration_classes().begin(), calibration_classes().end(), opt.path_class) == calibration_classes().end())
+    throw InputError("--class", "unknown path class '" + opt.path_class + "' (valid: nvlink, pcie, net)");
+  if (!opt.collective.empty() && !is_ring_collective(nccl_tests_collective_from_name(opt.collective)))
+    throw InputError("--collective", "'" + opt.collective +
+                                         "' has no ring model to calibrate (valid: all_reduce, all_gather, reduce_scatter)");
+  const auto runs = parse_nccl_tests_file(path);
+  std::string from_name;
+  {
+    std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "allreduce", "allgather", "reducescatter"})
+      if (base.find(c) != std::string::npos) {
+        std::string s = c;
+        if (s == "allreduce") s = "all_reduce";
+        if (s == "allgather") s = "all_gather";
+        if (s == "reducescatter") s = "reduce_scatter";
+        from_name = s;
+        break;
+      }
+  }
+  std::vector<RingCurve> out;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const NcclTestsRun& run = runs[r];
+    RingCurve c;
+    c.file = path;
+    c.run = static_cast<int>(r);
+    c.collective = !opt.collective.empty() ? nccl_tests_collective_from_name(opt.collective)
+                   : !run.collective.empty() ? run.collective
+                                             : from_name;
+    if (c.collective.empty())
+      throw InputError(path, "line " + std::to_string(run.header_line) +
+                                 ": cannot tell which collective this table measures; pass --collective");
+    if (!is_ring_collective(c.collective))
+      throw InputError(path, "line " + std::to_string(run.header_line) + ": collective '" + c.collective +
+                                 "' has no ring model to calibrate (use all_reduce_perf, all_gather_perf or "
+                                 "reduce_scatter_perf logs)");
+    // Ranks.
+    const bool one_process = run.devices.empty() && run.nthread * run.ngpus > 1;
+    int log_ranks = run.ranks > 0 ? run.ranks : one_process ? run.nthread * run.ngpus : 0;
+    if (opt.ranks > 0) {
+      if (log_ranks > 0 && opt.ranks != log_ranks)
+        throw InputError("--ranks", std::to_string(opt.ranks) + " contradicts " + path + ", which ran " +
+                                        std::to_string(log_ranks) + " ranks");
+      c.ranks = opt.ranks;
+    } else if (log_ranks > 0) {
+      c.ranks = log_ranks;
+    } else {
+      throw InputError(path, "line " + std::to_string(run.header_line) +
+                                 ": the number of ranks is not in the log (an MPI run without a device list: nThread " +
+                                 std::to_string(run.nthread) + " nGpus " + std::to_string(run.ngpus) +
+                                 "); pass --ranks N");
+    }
+    if (c.ranks < 2) throw InputError(path, "a collective on " + std::to_string(c.ranks) + " rank has nothing to calibrate");
+    // Nodes.
+    std::set<std::string> hosts;
+    for (const auto& d : run.devices) {
+      const std::string h = device_host(d);
+      if (!h.empty()) hosts.insert(h);
+    }
+    const int log_nodes = !hosts.empty() ? static_cast<int>(hosts.size()) : one_process ? 1 : 0;
+    if (opt.nodes > 0) {
+      if (log_nodes > 0 && opt.nodes != log_nodes)
+        throw InputError("--nodes", std::to_string(opt.nodes) + " contradicts " + path + ", which ran on " +
+                                        std::to_string(log_nodes) + " hosts");
+      c.nodes = opt.nodes;
+    } else if (log_nodes > 0) {
+      c.nodes = log_nodes;
+    } else if (opt.path_class == "nvlink" || opt.path_class == "pcie") {
+      c.nodes = 1;
+    } else {
+      throw InputError(path, "line " + std::to_string(run.header_line) +
+                                 ": the number of nodes is not in the log (no device list); pass --nodes N (or --class)");
+    }
+    // Points: out-of-place and in-place times.
+    double peak_busbw = 0;
+    for (const auto& row : run.rows) {
+      const double s = static_cast<double>(row.size_bytes);
+      for (double tu : {row.oop_time_us, row.ip_time_us}) {
+        if (tu > 0 && std::isfinite(tu)) {
+          c.sizes.push_back(s);
+          c.times_s.push_back(tu * 1e-6);
+        }
+      }
+      peak_busbw = std::max({peak_busbw, row.oop_busbw_GBps * 1e9, row.ip_busbw_GBps * 1e9});
+    }
+    std::set<double> distinct(c.sizes.begin(), c.sizes.end());
+    if (distinct.size() < 3)
+      throw InputError(path, "line " + std::to_string(run.header_line) + ": the table has " +
+                                 std::to_string(distinct.size()) + " sizes with a time; at least 3 are needed to fit");
+    if (!opt.path_class.empty()) c.path_class = opt.path_class;
+    else if (c.nodes > 1) c.path_class = "net";
+    else c.path_class = peak_busbw > kNvlinkBusbwThreshold ? "nvlink" : "pcie";
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double default_launch_s) {
+  Calibration cal;
+  for (const std::string& cls : calibration_classes()) {
+    std::vector<const RingCurve*> mine;
+    for (const auto& c : curves)
+      if (c.path_class == cls) mine.push_back(&c);
+    if (mine.empty()) continue;
+    ClassCalibration cc;
+    std::vector<AlphaBetaFit> fits;
+    std::vector<double> steps;
+    for (const RingCurve* c : mine) {
+      const int st = ring_steps(c->collective, c->ranks);
+      const double x_per_s = static_cast<double>(st) / c->ranks;
+      std::vector<double> x(c->sizes.size());
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = c->sizes[i] * x_per_s;
+      AlphaBetaFit f = fit_alpha_beta(x, c->times_s);
+      if (std::isinf(f.beta_Bps) || !(f.beta_Bps > 0))
+        throw InputError(c->file, "run " + std::to_string(c->run) +
+                                      ": the times do not grow with the size (no bandwidth regime to fit); "
+                                      "measure up to larger sizes (-e)");
+      CalibrationSource s;
+      s.file = c->file;
+      s.kind = "nccl-tests";
+      s.run = c->run;
+      s.collective = c->collective;
+      s.ranks = c->ranks;
+      s.nodes = c->nodes;
+      s.points = f.points;
+      s.intercept_s = f.latency_s;
+      s.beta_Bps = f.beta_Bps;
+      s.r2 = f.r2;
+      s.max_rel_residual = f.max_rel_residual;
+      cc.sources.push_back(s);
+      fits.push_back(f);
+      steps.push_back(st);
+    }
+    // Reference source: the one with the most points (ties: the first).
+    std::size_t ref = 0;
+    for (std::size_t i = 1; i < fits.size(); ++i)
+      if (fits[i].points > fits[ref].points) ref = i;
+    // Launch and alpha.
+    std::set<double> distinct_steps(steps.begin(), steps.end());
+    bool fitted_launch = false;
+    if (distinct_steps.size() >= 2) {
+      // Least squares of intercept = launch + steps * alpha.
+      double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (std::size_t i = 0; i < fits.size(); ++i) {
+        n += 1; sx += steps[i]; sy += fits[i].latency_s; sxx += steps[i] * steps[i]; sxy += steps[i] * fits[i].latency_s;
+      }
+      const double alpha = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+      const double launch = (sy - alpha * sx) / n;
+      if (alpha > 0 && launch >= 0) {
+        cc.alpha_s = alpha;
+        cc.launch_s = launch;
+        fitted_launch = true;
+        std::string list;
+        for (double s : distinct_steps) list += (list.empty() ? "" : ", ") + fmt(s);
+        cc.launch_source = "fitted: intercept = launch + steps*alpha over " + std::to_string(fits.size()) +
+                           " curves with " + list + " steps";
+      }
+    }
+    if (!fitted_launch) {
+      double sum_alpha = 0;
+      cc.launch_s = default_launch_s;
+      for (std::size_t i = 0; i < fits.size(); ++i) cc.launch_s = std::min(cc.launch_s, fits[i].latency_s);
+      for (std::size_t i = 0; i < fits.size(); ++i) sum_alpha += (fits[i].latency_s - cc.launch_s) / steps[i];
+      cc.alpha_s = sum_alpha / fits.size();
+      cc.launch_source = cc.launch_s == default_launch_s
+                             ? "default " + fmt(default_launch_s * 1e6) +
+                                   " us (NCCL baseLat Ring/Simple): with one rank count launch and alpha are not separable"
+                             : "intercept " + fmt(cc.launch_s * 1e6) + " us is below the default launch " +
+                                   fmt(default_launch_s * 1e6) + " us: launch = intercept, alpha = 0";
+      if (distinct_steps.size() >= 2) cc.launch_source += " (the fit over rank counts gave a negative launch or alpha)";
+    }
+    std::vector<double> betas;
+    for (const auto& f : fits) betas.push_back(f.beta_Bps);
+    cc.beta_Bps = median(betas);
+    const RingCurve& rc = *mine[ref];
+    cc.collective = rc.collective;
+    cc.ranks = rc.ranks;
+    cc.nodes = rc.nodes;
+    cc.fit = fits[ref];
+    const double x_to_size = rc.ranks / steps[ref];
+    // Efficiency relative to the class beta (equal to the reference fit's beta for one source).
+    for (const auto& [x, e] : cc.fit.efficiency) cc.efficiency.emplace_back(x * x_to_size, e * cc.beta_Bps / cc.fit.beta_Bps);
+    cc.knee_bytes = cc.ranks * cc.alpha_s * cc.beta_Bps;
+    cal.classes[cls] = std::move(cc);
+  }
+  return cal;
+}
+
+void add_perftest_file(Calibration& cal, const std::string& path) {
+  const auto runs = parse_perftest_file(path);
+  NicCalibration nic = cal.nic.value_or(NicCalibration{});
+  bool used = false;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const PerftestRun& run = runs[r];
+    std::vector<double> x, t;
+    for (const auto& s : run.samples) {
+      if (run.is_bandwidth) {
+        if (s.bw_avg_Gbps > 0 && s.bytes > 0) {
+          x.push_back(static_cast<double>(s.bytes));
+          t.push_back(s.bytes * 8.0 / (s.bw_avg_Gbps * 1e9));
+        }
+      } else {
+        if (run.units == "cycles")
+          throw InputError(path, "line " + std::to_string(run.header_line) +
+                                     ": latency in CPU cycles (--report-cycles) cannot be calibrated; rerun without it");
+        const double us = s.t_typical_us > 0 ? s.t_typical_us : s.t_avg_us;
+        if (us > 0) {
+          x.push_back(static_cast<double>(s.bytes));
+          t.push_back(us * 1e-6);
+        }
+      }
+    }
+    std::set<double> distinct(x.begin(), x.end());
+    if (distinct.size() < 3) continue;
+    const AlphaBetaFit f = fit_alpha_beta(x, t);
+    CalibrationSource s;
+    s.file = path;
+    s.kind = run.test.empty() ? (run.is_bandwidth ? "perftest bw" : "perftest lat") : run.test;
+    s.run = static_cast<int>(r);
+    s.collective = run.test;
+    s.points = f.points;
+    s.intercept_s = f.latency_s;
+    s.beta_Bps = std::isinf(f.beta_Bps) ? 0 : f.beta_Bps;
+    s.r2 = f.r2;
+    s.max_rel_residual = f.max_rel_residual;
+    if (run.is_bandwidth) {
+      // Bandwidth tests pipeline many messages: the asymptote is the NIC bandwidth.
+      if (s.beta_Bps > 0) nic.beta_Bps = s.beta_Bps;
+    } else {
+      nic.latency_s = f.latency_s;  // latency tests: the intercept is the one-way latency
+    }
+    nic.sources.push_back(s);
+    used = true;
+  }
+  if (!used) throw InputError(path, "no perftest table with at least 3 sizes to calibrate from");
+  cal.nic = nic;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+std::string calibration_to_json(const Calibration& cal) {
+  json doc;
+  doc["format"] = kCalibrationFormat;
+  doc["generator"] = std::string("ccsim ") + CCSIM_VERSION + " calibrate";
+  json classes = json::object();
+  for (const auto& [name, c] : cal.classes) {
+    const double x_to_size = c.ranks / static_cast<double>(ring_steps(c.collective, c.ranks));
+    json eff = json::array();
+    for (const auto& [s, e] : c.efficiency) eff.push_back({s, e});
+    json src = json::array();
+    for (const auto& s : c.sources) src.push_back(source_to_json(s));
+    classes[name] = {{"alpha_s", c.alpha_s},         {"beta_Bps", c.beta_Bps},  {"launch_s", c.launch_s},
+                     {"launch_source", c.launch_source}, {"collective", c.collective}, {"ranks", c.ranks},
+                     {"nodes", c.nodes},             {"knee_bytes", c.knee_bytes}, {"efficiency", eff},
+                     {"fit", fit_to_json(c.fit, x_to_size)}, {"sources", src}};
+  }
+  doc["classes"] = classes;
+  if (cal.nic) {
+    json src = json::array();
+    for (const auto& s : cal.nic->sources) src.push_back(source_to_json(s));
+    doc["nic"] = {{"latency_s", cal.nic->latency_s}, {"beta_Bps", cal.nic->beta_Bps}, {"sources", src}};
+  }
+  return doc.dump(2) + "\n";
+}
+
+Calibration calibration_from_json(const json& doc, const std::string& source) {
+  Reader rd(source);
+  if (!doc.is_object()) rd.fail("/", "a calibration file must be a JSON object");
+  const std::string format = rd.string(doc, "", "format");
+  if (format != kCalibrationFormat)
+    rd.fail("/format", "must be \"" + std::string(kCalibrationFormat) + "\" (got " +
+                           (doc.contains("format") ? doc["format"].dump() : std::string("nothing")) + ")");
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (it.key() != "format" && it.key() != "generator" && it.key() != "classes" && it.key() != "nic")
+      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic)");
+  Calibration cal;
+  const json& classes = rd.member(doc, "", "classes", true);
+  if (!classes.is_object()) rd.fail("/classes", "must be an object");
+  for (auto it = classes.begin(); it != classes.end(); ++it) {
+    const std::string p = "/classes/" + it.key();
+    if (std::find(calibration_classes().begin(), calibration_classes().end(), it.key()) == calibration_classes().end())
+      rd.fail(p, "unknown path class (valid: nvlink, pcie, net)");
+    const json& o = it.value();
+    if (!o.is_object()) rd.fail(p, "must be an object");
+    ClassCalibration c;
+    c.alpha_s = rd.number(o, p, "alpha_s", true, 0, true);
+    c.beta_Bps = rd.number(o, p, "beta_Bps", true, 0);
+    c.launch_s = rd.number(o, p, "launch_s", true, 0, true);
+    c.launch_source = rd.string(o, p, "launch_source");
+    c.collective = rd.string(o, p, "collective");
+    if (c.collective.empty()) c.collective = "all_reduce";
+    if (!is_ring_collective(c.collective))
+      rd.fail(p + "/collective", "must be all_reduce, all_gather or reduce_scatter (got \"" + c.collective + "\")");
+    c.ranks = rd.integer(o, p, "ranks");
+    c.nodes = rd.integer(o, p, "nodes");
+    c.knee_bytes = rd.number(o, p, "knee_bytes", false, 0, true);
+    const json& eff = rd.member(o, p, "efficiency", false);
+    if (!eff.is_null()) {
+      if (!eff.is_array()) rd.fail(p + "/efficiency", "must be an array of [size_bytes, factor] pairs");
+      for (std::size_t i = 0; i < eff.size(); ++i) {
+        const std::string q = p + "/efficiency/" + std::to_string(i);
+        const json& k = eff[i];
+        if (!k.is_array() || k.size() != 2 || !k[0].is_number() || !k[1].is_number())
+          rd.fail(q, "must be a [size_bytes, factor] pair of numbers (got " + k.dump() + ")");
+        const double s = k[0].get<double>(), e = k[1].get<double>();
+        if (!(s > 0) || std::isinf(s)) rd.fail(q + "/0", "size must be > 0 (got " + k[0].dump() + ")");
+        if (!(e > 0) || std::isinf(e)) rd.fail(q + "/1", "factor must be > 0 (got " + k[1].dump() + ")");
+        if (!c.efficiency.empty() && !(s > c.efficiency.back().first))
+          rd.fail(q + "/0", "sizes must increase (got " + k[0].dump() + " after " + fmt(c.efficiency.back().first) + ")");
+        c.efficiency.emplace_back(s, e);
+      }
+    }
+    c.sources = rd.sources(o, p);
+    const json& fit = rd.member(o, p, "fit", false);
+    if (!fit.is_null()) {
+      if (!fit.is_object()) rd.fail(p + "/fit", "must be an object");
+      c.fit.r2 = fit.value("r2", 0.0);
+      c.fit.max_rel_residual = fit.value("max_rel_residual", 0.0);
+      c.fit.points = fit.value("points", std::size_t{0});
+    }
+    c.fit.latency_s = c.launch_s + (c.ranks > 1 ? ring_steps(c.collective, c.ranks) * c.alpha_s : 0);
+    c.fit.beta_Bps = c.beta_Bps;
+    cal.classes[it.key()] = std::move(c);
+  }
+  const json& nic = rd.member(doc, "", "nic", false);
+  if (!nic.is_null()) {
+    NicCalibration n;
+    n.latency_s = rd.number(nic, "/nic", "latency_s", false, 0, true);
+    n.beta_Bps = rd.number(nic, "/nic", "beta_Bps", false, 0, true);
+    n.sources = rd.sources(nic, "/nic");
+    cal.nic = n;
+  }
+  return cal;
+}
+
+Calibration load_calibration(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "cannot open file");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Line and column of the byte offset.
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
+    }
+    std::string what = e.what();
+    const std::size_t p = what.find("parse error");
+    if (p != std::string::npos) what = what.substr(p);
+    throw InputError(path, "line " + std::to_string(line) + ", column " + std::to_string(col) + ": malformed JSON (" + what + ")");
+  }
+  return calibration_from_json(doc, path);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Using
+
+double calibration_efficiency(const Calibration& cal, const std::string& path_class, double size_bytes) {
+  auto it = cal.classes.find(path_class);
+  if (it == cal.classes.end()) return 1.0;
+  return interpolate_efficiency(it->second.efficiency, size_bytes);
+}
+
+double calibrated_ring_time_s(const ClassCalibration& c, const std::string& collective, int nranks, double size_bytes) {
+  AlphaBeta ab;
+  ab.launch_s = c.launch_s;
+  ab.alpha_s = c.alpha_s;
+  ab.beta_Bps = c.beta_Bps * interpolate_efficiency(c.efficiency, size_bytes);
+  return ring_closed_form_time_s(collective, nranks, size_bytes, ab);
+}
+
+CalibrationEffect calibration_effect(const Calibration& cal, const json& topology_spec, const StepTiming& defaults) {
+  CalibrationEffect eff;
+  eff.timing = defaults;
+  const Topology topo = build_topology(topology_spec, "topology");
+  const json& node = topo.spec.at("node");
+  auto obj = [&](const char* key) -> const json* {
+    auto it = node.find(key);
+    return it == node.end() || it->is_null() ? nullptr : &*it;
+  };
+  const json* nvlink = obj("nvlink");
+  const json* pcie = obj("pcie");
+  const json* nic = obj("nic");
+  const json* cpu = obj("cpu");
+  const int nic_count = nic ? nic->value("count", 0) : 0;
+
+  // Launch: from the first class (nvlink, pcie, net) that has one; every class's alpha was identified
+  // together with its launch, so the sum launch + steps*alpha is what the fit measured.
+  bool launch_set = false;
+  for (const std::string& cls : calibration_classes()) {
+    auto it = cal.classes.find(cls);
+    if (it == cal.classes.end()) continue;
+    if (!launch_set) {
+      eff.timing.launch_s = it->second.launch_s;
+      launch_set = true;
+    } else if (std::fabs(it->second.launch_s - eff.timing.launch_s) > 1e-12) {
+      eff.notes.push_back(cls + ": launch " + fmt(it->second.launch_s * 1e6) + " us differs from the one in use (" +
+                          fmt(eff.timing.launch_s * 1e6) + " us)");
+    }
+  }
+
+  if (auto it = cal.classes.find("nvlink"); it != cal.classes.end()) {
+    const ClassCalibration& c = it->second;
+    eff.timing.nvlink_step_s = c.alpha_s;
+    if (nvlink) {
+      const int links = nvlink->value("links_per_gpu", 1);
+      // The fitted bandwidth is what the links achieve: it replaces nominal rate x efficiency.
+      eff.spec_overrides.push_back("node.nvlink.GBps_per_link=" + fmt(c.beta_Bps / 1e9 / links));
+      eff.spec_overrides.push_back("node.nvlink.efficiency=1");
+    } else {
+      eff.notes.push_back("nvlink: the topology has no NVLink; the fitted bandwidth is not applied");
+    }
+  }
+
+  if (auto it = cal.classes.find("pcie"); it != cal.classes.end()) {
+    const ClassCalibration& c = it->second;
+    eff.timing.pcie_step_s = c.alpha_s;
+    if (!pcie) {
+      eff.notes.push_back("pcie: the topology has no PCIe; the fitted bandwidth is not applied");
+    } else {
+      // The model's ring bandwidth on one node of this topology, with the links as they are.
+      json one = topology_spec;
+      set_node_count(one, 1);
+      const Topology t1 = build_topology(one, "topology");
+      const RingPlan plan = plan_rings(t1, 2);
+      const AlphaBeta model = ring_alpha_beta(t1, plan, defaults);
+      const double ratio = c.beta_Bps / model.beta_Bps;
+      const std::string p2p = pcie->value("p2p", std::string("switch"));
+      // Every link the ring can be limited by inside the node scales by the same ratio, so the
+      // model's ring bandwidth becomes the fitted one whichever link is the bottleneck.
+      // PCIe bandwidth is (generation, lanes) x efficiency: keep the generation if its nominal rate
+      // covers the fitted link bandwidth (else take the first that does) and set the efficiency to
+      // fitted / nominal. The NIC keeps its own generation.
+      const int gen = pcie->value("generation", 4);
+      const int lanes = pcie->value("lanes", 16);
+      const double e0 = pcie->value("efficiency", 1.0);
+      const double target = e0 * pcie_bandwidth_Bps(gen, lanes) * ratio;  // fitted achievable link bandwidth
+      int best = gen;
+      while (best < 6 && pcie_bandwidth_Bps(best, lanes) < target) ++best;
+      const double efficiency = std::min(1.0, target / pcie_bandwidth_Bps(best, lanes));
+      if (best != gen) {
+        eff.spec_overrides.push_back("node.pcie.generation=" + std::to_string(best));
+        if (nic_count > 0)
+          eff.spec_overrides.push_back("node.nic.pcie_generation=" + std::to_string(nic->value("pcie_generation", gen)));
+      }
+      eff.spec_overrides.push_back("node.pcie.efficiency=" + fmt(efficiency));
+      eff.notes.push_back("pcie: fitted/model ring bandwidth " + fmt(ratio) + " (model bottleneck " + model.bottleneck +
+                          "): PCIe Gen" + std::to_string(best) + " x" + std::to_string(lanes) + " at efficiency " +
+                          fmt(efficiency));
+      if (p2p == "none" && cpu) {
+        // Staged through host memory: the memory budget scales too.
+        const double mem = cpu->value("host_memory_GBps", 100.0);
+        eff.spec_overrides.push_back("node.cpu.host_memory_GBps=" + fmt(mem * ratio));
+        eff.notes.push_back("pcie: p2p none: host memory bandwidth scaled by the same ratio");
+      }
+    }
+  }
+
+  if (auto it = cal.classes.find("net"); it != cal.classes.end()) {
+    const ClassCalibration& c = it->second;
+    if (nic_count > 0) {
+      // One ring family per rail: each NIC carries 1/count of the ring's data.
+      eff.spec_overrides.push_back("node.nic.Gbps=" + fmt(c.beta_Bps * 8 / 1e9 / nic_count));
+      eff.spec_overrides.push_back("node.nic.efficiency=1");  // the fit is the achieved rate
+    } else {
+      eff.notes.push_back("net: the topology has no NICs; the fitted bandwidth is not applied");
+    }
+    // alpha is the mean over the ring's n hops: `nodes` network hops, the rest inside nodes.
+    const int n = c.ranks, nodes = std::max(1, c.nodes);
+    const double intra = nvlink ? eff.timing.nvlink_step_s : eff.timing.pcie_step_s;
+    double net = nodes > 0 ? (n * c.alpha_s - (n - nodes) * intra) / nodes : c.alpha_s;
+    if (net < 0) {
+      eff.notes.push_back("net: the fitted mean step latency " + fmt(c.alpha_s * 1e6) + " us is below the " +
+                          std::to_string(n - nodes) + " intra-node steps' " + fmt(intra * 1e6) +
+                          " us (NCCL likely ran a non-ring algorithm); network step latency set to 0");
+      net = 0;
+    }
+    eff.timing.net_step_s = net;
+  }
+  if (cal.nic) {
+    if (nic_count > 0 && cal.nic->beta_Bps > 0 && !cal.classes.count("net"))
+      eff.spec_overrides.push_back("node.nic.Gbps=" + fmt(cal.nic->beta_Bps * 8 / 1e9));
+      eff.spec_overrides.push_back("node.nic.efficiency=1");
+    if (nic_count > 0 && cal.nic->latency_s > 0)
+      eff.spec_overrides.push_back("node.nic.latency_us=" + fmt(cal.nic->latency_s * 1e6));
+  }
+  return eff;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,126 @@
+// Calibration files ("ccsim-calibration/1", docs/calibration.md): per path class ("nvlink", "pcie",
+// "net") the ring parameters fitted from real measurements (nccl-tests logs), the efficiency curve
+// of the bandwidth term, the fit quality and the sources; optionally NIC point-to-point parameters
+// fitted from perftest logs. calibration_effect() turns a calibration into topology overrides
+// (--set style) and NCCL step timing for a prediction.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "algorithms/step_timing.h"
+#include "calibrate/fit.h"
+
+namespace ccsim {
+
+constexpr const char* kCalibrationFormat = "ccsim-calibration/1";
+
+// One measured curve and what was fitted from it.
+struct CalibrationSource {
+  std::string file;
+  std::string kind;        // "nccl-tests", "ib_write_lat", "ib_write_bw", ...
+  int run = 0;             // index of the run in the file (0-based)
+  std::string collective;  // nccl-tests: "all_reduce" ...; perftest: the test
+  int ranks = 0, nodes = 0;
+  std::size_t points = 0;
+  double intercept_s = 0;  // fitted time of a 0-byte operation
+  double beta_Bps = 0;     // fitted bandwidth (ring step bandwidth for nccl-tests)
+  double r2 = 0, max_rel_residual = 0;
+};
+
+// Ring model of one path class: T(S) = launch + steps*alpha + steps/n * S / (beta * eff(S)).
+struct ClassCalibration {
+  double alpha_s = 0;       // per ring step (mean over the ring's hops for multi-node rings)
+  double beta_Bps = 0;      // ring step bandwidth, per direction per GPU (busbw at large sizes)
+  double launch_s = 0;      // once per operation
+  std::string launch_source;  // how launch was identified (default constant, or fitted over rank counts)
+  std::string collective;   // of the reference source (efficiency and knee refer to it)
+  int ranks = 0, nodes = 0;
+  double knee_bytes = 0;    // S* = n * alpha * beta
+  std::vector<std::pair<double, double>> efficiency;  // (message size S in bytes, factor), sorted
+  AlphaBetaFit fit;         // of the reference source (x in bytes-term units; efficiency in fit.efficiency)
+  std::vector<CalibrationSource> sources;
+};
+
+// Point-to-point NIC parameters from perftest (ib_write_lat: latency; ib_write_bw: bandwidth).
+struct NicCalibration {
+  double latency_s = 0;  // one way, 0 when unknown
+  double beta_Bps = 0;   // per NIC per direction, 0 when unknown
+  std::vector<CalibrationSource> sources;
+};
+
+struct Calibration {
+  std::map<std::string, ClassCalibration> classes;  // "nvlink", "pcie", "net"
+  std::optional<NicCalibration> nic;
+};
+
+const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "net"}
+
+// ---- Building a calibration ----
+
+// A measured ring curve: message sizes (nccl-tests size column) and times, several measurements per
+// size allowed (out-of-place and in-place).
+struct RingCurve {
+  std::string file;
+  int run = 0;
+  std::string collective;  // all_reduce, all_gather, reduce_scatter
+  int ranks = 0, nodes = 0;
+  std::string path_class;  // nvlink, pcie, net
+  std::vector<double> sizes, times_s;
+};
+
+struct NcclTestsOptions {
+  int ranks = 0;                // 0: from the log (device list, or nThread*nGpus for one process)
+  int nodes = 0;                // 0: from the device list's host names, else 1 for one process
+  std::string path_class;       // "": guessed (several nodes: net; else peak busbw > 64 GB/s: nvlink; else pcie)
+  std::string collective;       // "": from the log
+};
+
+// Reads every run of an nccl-tests log as ring curves. InputError names the file (and "--ranks",
+// "--nodes", "--class" or "--collective" when a flag is needed or wrong).
+std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& options);
+
+// Fits the curves class by class. launch: with curves of several rank counts in a class, launch and
+// alpha are fitted together from the intercepts (a = launch + steps*alpha); with one rank count they
+// are not separable and launch = default_launch_s (NCCL's baseLat 8.4 us). InputError when a curve
+// has no bandwidth regime.
+Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double default_launch_s = StepTiming{}.launch_s);
+
+// Adds NIC parameters from a perftest log (ib_*_lat: latency; ib_*_bw: bandwidth) when the perftest
+// importer reads it. InputError for logs without a usable table.
+void add_perftest_file(Calibration& cal, const std::string& path);
+
+// ---- Files ----
+
+std::string calibration_to_json(const Calibration& cal);
+// InputError("FILE", "/classes/nvlink/beta_Bps: must be a number > 0 ...") for bad files.
+Calibration load_calibration(const std::string& path);
+Calibration calibration_from_json(const nlohmann::json& doc, const std::string& source);
+
+// ---- Using a calibration ----
+
+// The efficiency of the bandwidth term at a message size: piecewise-linear in log(size) between the
+// class's knots, flat outside; 1.0 when the class is absent or has no knots.
+double calibration_efficiency(const Calibration& cal, const std::string& path_class, double size_bytes);
+
+// The calibrated closed-form ring time of a class for a collective on n ranks (the closed form of
+// algorithms/closed_form.h with beta scaled by the efficiency at that size).
+double calibrated_ring_time_s(const ClassCalibration& c, const std::string& collective, int nranks,
+                              double size_bytes);
+
+struct CalibrationEffect {
+  std::vector<std::string> spec_overrides;  // --set style, e.g. "node.nvlink.GBps_per_link=20.6"
+  StepTiming timing;                        // per-step latencies and launch
+  std::vector<std::string> notes;           // what could not be applied exactly, and why
+};
+
+// How a calibration changes a topology (spec as loaded, --set and --nodes applied) and the step
+// timing (defaults: the timing in use without calibration). See docs/calibration.md.
+CalibrationEffect calibration_effect(const Calibration& cal, const nlohmann::json& topology_spec,
+                                     const StepTiming& defaults);
+
+}  // namespace ccsim

@@ -1,0 +1,139 @@
+#include "cli/calibrate_command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "calibrate/calibration.h"
+#include "cli/args.h"
+#include "common/error.h"
+#include "common/output_file.h"
+
+namespace ccsim {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) { b /= 1024; ++u; }
+  return fmt(b >= 100 || u == 0 ? "%.0f" : "%.3g", b) + " " + units[u];
+}
+
+enum class FileKind { NcclTests, Perftest, Probe };
+
+FileKind sniff(const std::string& path) {
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) return FileKind::Probe;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "cannot open file");
+  std::string line;
+  bool perftest = false;
+  while (std::getline(f, line)) {
+    if (line.find("(elements)") != std::string::npos || line.find("nThread") != std::string::npos) return FileKind::NcclTests;
+    if (line.find("#bytes") != std::string::npos) perftest = true;
+  }
+  return perftest ? FileKind::Perftest : FileKind::NcclTests;
+}
+
+void print_report(const Calibration& cal, const std::string& output) {
+  std::ostringstream o;
+  o << "# ccsim calibrate -> " << output << "\n";
+  for (const std::string& cls : calibration_classes()) {
+    auto it = cal.classes.find(cls);
+    if (it == cal.classes.end()) continue;
+    const ClassCalibration& c = it->second;
+    o << cls << ": alpha " << fmt("%.3f", c.alpha_s * 1e6) << " us/step, beta " << fmt("%.2f", c.beta_Bps / 1e9)
+      << " GB/s, launch " << fmt("%.2f", c.launch_s * 1e6) << " us (" << c.launch_source << ")\n";
+    o << "  fit: " << c.collective << " on " << c.ranks << " ranks, " << c.nodes << " node(s); R^2 "
+      << fmt("%.4f", c.fit.r2) << ", largest residual " << fmt("%.1f", c.fit.max_rel_residual * 100) << "% (lines), "
+      << fmt("%.1f", c.fit.max_rel_residual_final * 100) << "% (with efficiency), " << c.fit.outliers.size()
+      << " outlier(s) of " << c.fit.points << " points\n";
+    o << "  knee S* = n*alpha*beta = " << human_bytes(c.knee_bytes) << "\n";
+    if (c.fit.segments.size() > 1) {
+      o << "  protocol switch detected at " << human_bytes(c.fit.switch_x * c.ranks /
+                                                          (c.collective == "all_reduce" ? 2.0 * (c.ranks - 1) : c.ranks - 1.0))
+        << ":\n";
+      for (const auto& s : c.fit.segments)
+        o << "    segment: intercept " << fmt("%.2f", s.latency_s * 1e6) << " us, beta "
+          << fmt("%.2f", s.beta_Bps / 1e9) << " GB/s, R^2 " << fmt("%.4f", s.r2) << ", largest residual "
+          << fmt("%.1f", s.max_rel_residual * 100) << "%, " << s.points << " points\n";
+    }
+    if (c.efficiency.empty()) {
+      o << "  efficiency: 1 (the alpha-beta line fits)\n";
+    } else {
+      o << "  efficiency knots (size: measured/model bandwidth):";
+      for (const auto& [s, e] : c.efficiency) o << " " << human_bytes(s) << ":" << fmt("%.3f", e);
+      o << "\n";
+    }
+    for (const auto& s : c.sources)
+      o << "  source: " << s.file << " (run " << s.run << ", " << s.collective << ", " << s.ranks << " ranks, " << s.nodes
+        << " node(s)): intercept " << fmt("%.2f", s.intercept_s * 1e6) << " us, beta " << fmt("%.2f", s.beta_Bps / 1e9)
+        << " GB/s\n";
+  }
+  if (cal.nic) {
+    o << "nic: latency " << fmt("%.2f", cal.nic->latency_s * 1e6) << " us, bandwidth "
+      << fmt("%.2f", cal.nic->beta_Bps * 8 / 1e9) << " Gb/s\n";
+    for (const auto& s : cal.nic->sources)
+      o << "  source: " << s.file << " (" << s.kind << "): intercept " << fmt("%.2f", s.intercept_s * 1e6)
+        << " us, bandwidth " << fmt("%.2f", s.beta_Bps * 8 / 1e9) << " Gb/s, R^2 " << fmt("%.4f", s.r2) << "\n";
+  }
+  std::cout << o.str() << std::flush;
+}
+
+}  // namespace
+
+int run_calibrate(const std::vector<std::string>& argv) {
+  const std::vector<OptionSpec> specs = {
+      {"o", "output", true, false}, {"", "ranks", true, false},      {"", "nodes", true, false},
+      {"", "class", true, false},   {"", "collective", true, false}, {"h", "help", false, false},
+  };
+  const ParsedArgs args = parse_args(argv, specs);
+  if (args.has("help")) {
+    std::cout << "usage: ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net] "
+                 "[--collective NAME]\n(see docs/calibration.md)\n";
+    return 0;
+  }
+  if (args.positional().empty())
+    throw InputError("command line", "give the logs to calibrate from: ccsim calibrate FILES... -o calib.json");
+  if (!args.has("output")) throw InputError("command line", "missing -o FILE (where to write the calibration)");
+  NcclTestsOptions opt;
+  opt.ranks = parse_int_arg(args, "ranks", 0, 2);
+  opt.nodes = parse_int_arg(args, "nodes", 0, 1);
+  opt.path_class = args.get("class");
+  if (args.has("class") && opt.path_class != "nvlink" && opt.path_class != "pcie" && opt.path_class != "net")
+    throw InputError(args.spelled("class"), "unknown path class '" + opt.path_class + "' (valid: nvlink, pcie, net)");
+  opt.collective = args.get("collective");
+
+  std::vector<RingCurve> curves;
+  std::vector<std::string> perftest;
+  for (const std::string& path : args.positional()) {
+    switch (sniff(path)) {
+      case FileKind::NcclTests: {
+        auto c = ring_curves_from_nccl_tests(path, opt);
+        curves.insert(curves.end(), c.begin(), c.end());
+        break;
+      }
+      case FileKind::Perftest:
+        perftest.push_back(path);
+        break;
+      case FileKind::Probe:
+        throw InputError(path, "probe JSON files are not supported yet (docs/probes.md does not define them); "
+                               "give nccl-tests or perftest logs");
+    }
+  }
+  Calibration cal = calibrate_ring_curves(curves);
+  for (const auto& p : perftest) add_perftest_file(cal, p);
+  const std::string output = args.get("output");
+  write_file_atomically(output, calibration_to_json(cal));
+  print_report(cal, output);
+  return 0;
+}
+
+}  // namespace ccsim
