@@ -9,27 +9,13 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 namespace {
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
-bool is_provenance(const std::string& line) {
-  for (const char* p : {"# SOURCE:", "# HARDWARE:", "# TOOL:", "# NOTE:"})
-    if (line.rfind(p, 0) == 0) return true;
-  return false;
-}
 
 bool parse_number(const std::string& t, double& v) {
   std::string s = trim(t);

@@ -8,30 +8,12 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 namespace {
 
-std::vector<std::string> split_ws(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t i = 0, n = s.size();
-  while (i < n) {
-    while (i < n && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-    if (i >= n) break;
-    std::size_t j = i;
-    while (j < n && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-    out.push_back(s.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
@@ -56,19 +38,7 @@ std::string strip_launcher_prefix(const std::string& s) {
   return s;
 }
 
-bool parse_u64(const std::string& t, std::uint64_t& v) {
-  if (t.empty()) return false;
-  for (char c : t)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  return r.ec == std::errc() && r.ptr == t.data() + t.size();
-}
 
-bool parse_int(const std::string& t, int& v) {
-  if (t.empty()) return false;
-  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  return r.ec == std::errc() && r.ptr == t.data() + t.size();
-}
 
 bool parse_double(const std::string& t, double& v) {
   if (t.empty()) return false;

@@ -10,30 +10,13 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 namespace {
 
-std::vector<std::string> split_ws(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  std::string t;
-  while (in >> t) out.push_back(t);
-  return out;
-}
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
-bool is_provenance(const std::string& line) {
-  for (const char* p : {"# SOURCE:", "# HARDWARE:", "# TOOL:", "# NOTE:"})
-    if (line.rfind(p, 0) == 0) return true;
-  return false;
-}
 
 // "GPU0", "NIC3", and the NIC names older drivers print as column names ("mlx5_0", "bnxt_re1", "irdma0").
 bool is_device_name(const std::string& t) {

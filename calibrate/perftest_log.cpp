@@ -9,43 +9,15 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 namespace {
 
-std::vector<std::string> split_ws(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  std::string t;
-  while (in >> t) out.push_back(t);
-  return out;
-}
 
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
-bool is_provenance(const std::string& line) {
-  for (const char* p : {"# SOURCE:", "# HARDWARE:", "# TOOL:", "# NOTE:"})
-    if (line.rfind(p, 0) == 0) return true;
-  return false;
-}
 
-bool parse_u64(const std::string& t, std::uint64_t& v) {
-  if (t.empty()) return false;
-  for (char c : t)
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-  return r.ec == std::errc() && r.ptr == t.data() + t.size();
-}
 
 // A plain non-negative decimal number ("23.03", "0.000343", "1e-3").
 bool parse_number(const std::string& t, double& v) {

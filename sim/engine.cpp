@@ -205,20 +205,14 @@ struct Prepared {
   const Schedule* original = nullptr;
   MergedSchedule merged;
   Quotient q;
-  const Schedule& sched() const { return merged.schedule; }
+  const Schedule& sched() const { return merged.schedule_or(*original); }
 };
 
 Prepared prepare(const Topology& topo, const Schedule& original, const EngineOptions& options) {
   double pt = prof_now();
   Prepared p;
   p.original = &original;
-  if (options.merge_identical) {
-    p.merged = merge_identical_transfers(original);
-  } else {
-    p.merged.schedule = original;
-    p.merged.merged_of.resize(original.transfers.size());
-    for (std::uint32_t i = 0; i < original.transfers.size(); ++i) p.merged.merged_of[i] = i;
-  }
+  p.merged = options.merge_identical ? merge_identical_transfers(original) : unmerged(original);
   prof("merge", pt);
   p.q = options.exploit_symmetry ? find_quotient(topo, p.sched()) : identity_quotient(p.sched());
   prof("quotient", pt);

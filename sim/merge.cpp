@@ -24,15 +24,18 @@ bool all_connections_steps_unique(const Schedule& schedule) {
 
 }  // namespace
 
+MergedSchedule unmerged(const Schedule& schedule) {
+  MergedSchedule out;
+  out.merged_of.resize(schedule.transfers.size());
+  for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) out.merged_of[i] = i;
+  return out;
+}
+
 MergedSchedule merge_identical_transfers(const Schedule& schedule) {
+  if (all_connections_steps_unique(schedule)) return unmerged(schedule);
   MergedSchedule out;
   const auto count = schedule.transfers.size();
   out.merged_of.resize(count);
-  if (all_connections_steps_unique(schedule)) {
-    out.schedule = schedule;
-    for (std::uint32_t i = 0; i < count; ++i) out.merged_of[i] = i;
-    return out;
-  }
   using Key = std::tuple<int, int, int, int, int, double, double, std::vector<std::uint32_t>>;
   std::map<Key, std::uint32_t> group_of;
   std::vector<std::uint32_t> group_first;   // first original record of each group
@@ -56,14 +59,10 @@ MergedSchedule merge_identical_transfers(const Schedule& schedule) {
   }
   const bool uniform = !group_size.empty() &&
                        std::all_of(group_size.begin(), group_size.end(), [&](int s) { return s == group_size[0]; });
-  if (!uniform || group_size[0] == 1) {
-    out.schedule = schedule;
-    for (std::uint32_t i = 0; i < count; ++i) out.merged_of[i] = i;
-    out.bundle = 1;
-    return out;
-  }
+  if (!uniform || group_size[0] == 1) return unmerged(schedule);
   out.bundle = group_size[0];
-  Schedule& s = out.schedule;
+  out.merged.emplace();
+  Schedule& s = *out.merged;
   s.collective = schedule.collective;
   s.algorithm = schedule.algorithm;
   s.nranks = schedule.nranks;

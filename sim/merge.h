@@ -5,6 +5,7 @@
 // or nothing: with uneven bundles the schedule is returned unchanged.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "algorithms/schedule.h"
@@ -12,11 +13,17 @@
 namespace ccsim {
 
 struct MergedSchedule {
-  Schedule schedule;                     // the merged records
+  std::optional<Schedule> merged;        // the merged records; empty when nothing merged
   std::vector<std::uint32_t> merged_of;  // original transfer -> merged record
   int bundle = 1;                        // flows per merged record (1: nothing merged)
+
+  // The schedule to simulate: the merged one, or the original (not copied: it can hold millions of records).
+  const Schedule& schedule_or(const Schedule& original) const { return merged ? *merged : original; }
 };
 
 MergedSchedule merge_identical_transfers(const Schedule& schedule);
+
+// The trivial result: nothing merged.
+MergedSchedule unmerged(const Schedule& schedule);
 
 }  // namespace ccsim
