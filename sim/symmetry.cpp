@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "common/flat_hash.h"
 #include "topologies/routing.h"
@@ -132,19 +133,53 @@ bool schedule_invariant(const Context& c, Rotation r) {
   return true;
 }
 
+// Routes of every distinct (src, dst, rail) in the schedule, computed once for all rotations.
+class RouteCache {
+ public:
+  explicit RouteCache(const Context& c) : topo_(c.topo), index_(c.schedule.transfers.size()) {
+    for (std::uint32_t i = 0; i < c.schedule.transfers.size(); ++i) {
+      const auto& t = c.schedule.transfers[i];
+      std::uint64_t key;
+      if (!pack_transfer_key(t.src, t.dst, t.rail, 0, 0, &key)) {
+        ok_ = false;
+        return;
+      }
+      if (index_.insert(key, static_cast<std::uint32_t>(routes_.size()))) {
+        keys_.push_back({t.src, t.dst, t.rail});
+        routes_.push_back(route_between_gpus(topo_, t.src, t.dst, t.rail));
+      }
+    }
+  }
+  bool ok() const { return ok_; }
+  std::size_t size() const { return routes_.size(); }
+  const Route& route(std::size_t i) const { return routes_[i]; }
+  const std::tuple<int, int, int>& key(std::size_t i) const { return keys_[i]; }
+  // The route of (src, dst, rail): cached when the schedule has it, else computed.
+  Route find(int src, int dst, int rail) const {
+    std::uint64_t key;
+    std::uint32_t i;
+    if (pack_transfer_key(src, dst, rail, 0, 0, &key) && index_.find(key, &i)) return routes_[i];
+    return route_between_gpus(topo_, src, dst, rail);
+  }
+
+ private:
+  const Topology& topo_;
+  FlatKeyMap index_;
+  std::vector<std::tuple<int, int, int>> keys_;
+  std::vector<Route> routes_;
+  bool ok_ = true;
+};
+
 // Every route maps onto the route of the image transfer, link for link, onto links with the same
 // bandwidth and latency; and no used link is fixed by r (the action is free).
-bool routes_invariant(const Context& c, Rotation r) {
+bool routes_invariant(const Context& c, const RouteCache& cache, Rotation r) {
   const Topology& topo = c.topo;
-  FlatKeyMap seen(c.schedule.transfers.size());
-  for (std::uint32_t i = 0; i < c.schedule.transfers.size(); ++i) {
-    const auto& t = c.schedule.transfers[i];
-    std::uint64_t key;
-    if (!pack_transfer_key(t.src, t.dst, t.rail, 0, 0, &key)) return false;
-    if (!seen.insert(key, i)) continue;
-    const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
-    const int rail = t.rail >= 0 ? mod(t.rail + r.local, c.rails) : -1;
-    const Route image = route_between_gpus(topo, c.rotate_rank(t.src, r), c.rotate_rank(t.dst, r), rail);
+  if (!cache.ok()) return false;
+  for (std::size_t i = 0; i < cache.size(); ++i) {
+    const auto& [src, dst, rail] = cache.key(i);
+    const Route& route = cache.route(i);
+    const int image_rail = rail >= 0 ? mod(rail + r.local, c.rails) : -1;
+    const Route image = cache.find(c.rotate_rank(src, r), c.rotate_rank(dst, r), image_rail);
     if (route.size() != image.size()) return false;
     for (std::size_t h = 0; h < route.size(); ++h) {
       Hop mapped;
@@ -230,13 +265,14 @@ Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
       return identity_quotient(schedule);  // records are not unique: images cannot be told apart
   }
   Quotient q;
+  const RouteCache routes(c);
   const int shift = node_shift_candidate(topo);
-  if (shift > 0 && schedule_invariant(c, Rotation{shift, 0}) && routes_invariant(c, Rotation{shift, 0}))
+  if (shift > 0 && schedule_invariant(c, Rotation{shift, 0}) && routes_invariant(c, routes, Rotation{shift, 0}))
     q.node_shift = shift;
   const int gpn = topo.gpus_per_node();
   const bool rails_match = topo.nics_per_node() == gpn || topo.num_nodes() == 1;
   if (gpn > 1 && rails_match && (!schedule.families_follow_rails || c.families == topo.nics_per_node()) &&
-      schedule_invariant(c, Rotation{0, 1}) && routes_invariant(c, Rotation{0, 1}))
+      schedule_invariant(c, Rotation{0, 1}) && routes_invariant(c, routes, Rotation{0, 1}))
     q.rail_rotation = true;
   if (q.node_shift == 0 && !q.rail_rotation) return identity_quotient(schedule);
   q.order = (q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1) * (q.rail_rotation ? gpn : 1);

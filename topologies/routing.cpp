@@ -169,12 +169,30 @@ Route route_between(const Topology& topo, VertexId a, VertexId b) {
   return r;
 }
 
+namespace {
+Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail);
+}  // namespace
+
 Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail) {
   const int n = topo.num_gpus();
   if (src_rank < 0 || src_rank >= n || dst_rank < 0 || dst_rank >= n)
     throw std::out_of_range("route_between_gpus: rank out of range (" + std::to_string(src_rank) + ", " +
                             std::to_string(dst_rank) + " of " + std::to_string(n) + ")");
   if (src_rank == dst_rank) return {};
+  // Schedules ask for the same few thousand routes many times (schedule building, symmetry checks,
+  // the engine): each is computed once per topology.
+  const std::uint64_t key = (static_cast<std::uint64_t>(src_rank) << 40) | (static_cast<std::uint64_t>(dst_rank) << 16) |
+                            static_cast<std::uint64_t>(rail + 1);
+  const auto cached = topo.route_cache.find(key);
+  if (cached != topo.route_cache.end()) return cached->second;
+  Route r = compute_route_between_gpus(topo, src_rank, dst_rank, rail);
+  topo.route_cache.emplace(key, r);
+  return r;
+}
+
+namespace {
+
+Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail) {
   const int G = topo.gpus_per_node();
   const int ns = src_rank / G, nd = dst_rank / G, ls = src_rank % G;
   const VertexId gs = topo.gpu(src_rank), gd = topo.gpu(dst_rank);
@@ -220,6 +238,8 @@ Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int r
   append(route, reverse_route(gpu_to_nic(topo, gd, nic_d)));
   return route;
 }
+
+}  // namespace
 
 std::vector<int> compute_nic_affinity(const Topology& topo) {
   const int G = topo.gpus_per_node(), N = topo.nics_per_node();

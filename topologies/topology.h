@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace ccsim {
@@ -97,6 +98,9 @@ class Topology {
   std::vector<int> nic_affinity;
   int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
+  // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
+  // graph, which does not change after finalize().
+  mutable std::unordered_map<std::uint64_t, Route> route_cache;
 
  private:
   Graph graph_;
