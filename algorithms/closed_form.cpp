@@ -30,13 +30,9 @@ AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const Step
     for (int p = 0; p < n; ++p) {
       const int src = fam.order[p], dst = fam.order[(p + 1) % n];
       const bool inter = src / gpn != dst / gpn;
-      const Route route = route_between_gpus(topo, src, dst, inter ? fam.rail : -1);
-      double per_step = timing.pcie_step_s;
-      if (inter)
-        per_step = timing.net_step_s;
-      else if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink)
-        per_step = timing.nvlink_step_s;
-      latency_sum += std::max(per_step, route_latency_s(topo, route));
+      const int rail = inter ? fam.rail : -1;
+      const Route route = route_between_gpus(topo, src, dst, rail);
+      latency_sum += std::max(step_latency_s(topo, timing, src, dst, rail), route_latency_s(topo, route));
       ++hop_count;
       for (const Hop& h : route) {
         const Link& l = topo.link(h.edge);

@@ -89,23 +89,6 @@ RingPlan plan_rings(const Topology& topo, int channels) {
   return plan;
 }
 
-namespace {
-
-// Software part of one step's fixed cost on a hop: NCCL's per-step latency minus the physical
-// latency of the route, so that an idle hop costs exactly NCCL's per-step latency.
-double step_delay(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
-  const Route route = route_between_gpus(topo, src, dst, rail);
-  const int gpn = topo.gpus_per_node();
-  double per_step = timing.pcie_step_s;
-  if (src / gpn != dst / gpn) {
-    per_step = timing.net_step_s;
-  } else if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink) {
-    per_step = timing.nvlink_step_s;
-  }
-  return std::max(0.0, per_step - route_latency_s(topo, route));
-}
-
-}  // namespace
 
 Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
                        const RingScheduleOptions& options) {
@@ -134,7 +117,7 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
       const int src = fam.order[p];
       const int dst = fam.order[(p + 1) % n];
       const int rail = (src / gpn != dst / gpn) ? fam.rail : -1;
-      hops[f].push_back({src, dst, rail, step_delay(topo, options.timing, src, dst, rail)});
+      hops[f].push_back({src, dst, rail, step_software_delay_s(topo, options.timing, src, dst, rail)});
     }
   }
 

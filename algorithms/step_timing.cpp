@@ -1,5 +1,9 @@
 #include "algorithms/step_timing.h"
 
+#include <algorithm>
+
+#include "topologies/routing.h"
+
 namespace ccsim {
 
 RingProtocol ring_protocol(Proto p) {
@@ -25,6 +29,19 @@ RingProtocol ring_protocol(Proto p) {
       break;
   }
   return r;
+}
+
+double step_latency_s(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
+  const int gpn = topo.gpus_per_node();
+  if (src / gpn != dst / gpn) return timing.net_step_s;
+  const Route route = route_between_gpus(topo, src, dst, rail);
+  if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink) return timing.nvlink_step_s;
+  return timing.pcie_step_s;
+}
+
+double step_software_delay_s(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
+  const double route_latency = route_latency_s(topo, route_between_gpus(topo, src, dst, rail));
+  return std::max(0.0, step_latency_s(topo, timing, src, dst, rail) - route_latency);
 }
 
 }  // namespace ccsim

@@ -6,6 +6,7 @@
 // to NCCL's per-step latency on an idle link.
 #pragma once
 #include "algorithms/nccl_model.h"
+#include "topologies/topology.h"
 
 namespace ccsim {
 
@@ -25,6 +26,14 @@ struct RingProtocol {
 };
 
 RingProtocol ring_protocol(Proto p);
+
+// NCCL's per-step latency of a hop between two ranks: network across nodes, NVLink when the route
+// starts on NVLink, PCIe otherwise.
+double step_latency_s(const Topology& topo, const StepTiming& timing, int src, int dst, int rail);
+
+// The software part of a hop's step cost: NCCL's per-step latency minus the physical latency of the
+// route (at least 0), so that an idle hop costs exactly NCCL's per-step latency.
+double step_software_delay_s(const Topology& topo, const StepTiming& timing, int src, int dst, int rail);
 
 // The constants' provenance, printed in outputs.
 constexpr const char* kStepTimingSource = "NCCL 2.30.7 Ring constants";

@@ -114,18 +114,6 @@ TreePlan plan_trees(const Topology& topo, int channels) {
 
 namespace {
 
-// NCCL's per-step latency of a hop minus the physical latency of its route (as for the ring).
-double step_delay(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
-  const Route route = route_between_gpus(topo, src, dst, rail);
-  const int gpn = topo.gpus_per_node();
-  double per_step = timing.pcie_step_s;
-  if (src / gpn != dst / gpn) {
-    per_step = timing.net_step_s;
-  } else if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink) {
-    per_step = timing.nvlink_step_s;
-  }
-  return std::max(0.0, per_step - route_latency_s(topo, route));
-}
 
 // A family's tree over ranks: parent and children of every rank, and a top-down order.
 struct RankTree {
@@ -207,8 +195,8 @@ Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::st
       if (p < 0) continue;
       const int rail = (p / gpn != r / gpn) ? plan.families[f].rail : -1;
       hop_rail[f][r] = rail;
-      up_delay[f][r] = step_delay(topo, options.timing, r, p, rail);
-      down_delay[f][r] = step_delay(topo, options.timing, p, r, rail);
+      up_delay[f][r] = step_software_delay_s(topo, options.timing, r, p, rail);
+      down_delay[f][r] = step_software_delay_s(topo, options.timing, p, r, rail);
     }
   }
 

@@ -637,9 +637,10 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
     eff.timing.net_step_s = net;
   }
   if (cal.nic) {
-    if (nic_count > 0 && cal.nic->beta_Bps > 0 && !cal.classes.count("net"))
+    if (nic_count > 0 && cal.nic->beta_Bps > 0 && !cal.classes.count("net")) {
       eff.spec_overrides.push_back("node.nic.Gbps=" + fmt(cal.nic->beta_Bps * 8 / 1e9));
-      eff.spec_overrides.push_back("node.nic.efficiency=1");
+      eff.spec_overrides.push_back("node.nic.efficiency=1");  // the measured rate is the achieved one
+    }
     if (nic_count > 0 && cal.nic->latency_s > 0)
       eff.spec_overrides.push_back("node.nic.latency_us=" + fmt(cal.nic->latency_s * 1e6));
   }

@@ -151,8 +151,12 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
   } else {
     // One reference schedule per protocol in use, scaled to each of its sizes by the engine
-    // (ring schedules are linear in S).
+    // (ring schedules are linear in S); all protocols' sizes run in one pool.
     out.sim.resize(sizes.size());
+    std::vector<Schedule> schedules;
+    std::vector<std::vector<std::size_t>> indices;
+    std::vector<SweepJob> jobs;
+    schedules.reserve(3);
     for (Proto p : {Proto::LL, Proto::LL128, Proto::Simple}) {
       std::vector<std::size_t> idx;
       for (std::size_t i = 0; i < sizes.size(); ++i)
@@ -163,15 +167,18 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       opts.timing = proto.timing;
       opts.wire_factor = proto.wire_factor;
       const double reference = static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]));
-      const Schedule schedule = ring_schedule(topo, plan, req.collective, reference, opts);
-      std::vector<double> sizes_d;
+      schedules.push_back(ring_schedule(topo, plan, req.collective, reference, opts));
+      SweepJob job;
+      job.schedule = &schedules.back();
+      job.pipeline_depth = proto.pipeline_depth;
       // A calibrated efficiency e(S) < 1 stretches the bandwidth term: simulate S / e(S) bytes.
-      for (auto i : idx) sizes_d.push_back(static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i])));
-      EngineOptions eo = req.engine;
-      eo.pipeline_depth = proto.pipeline_depth;
-      const auto results = simulate_sweep(topo, schedule, sizes_d, eo);
-      for (std::size_t k = 0; k < idx.size(); ++k) out.sim[idx[k]] = results[k];
+      for (auto i : idx) job.sizes_bytes.push_back(static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i])));
+      jobs.push_back(std::move(job));
+      indices.push_back(std::move(idx));
     }
+    const auto results = simulate_sweeps(topo, jobs, req.engine);
+    for (std::size_t k = 0; k < jobs.size(); ++k)
+      for (std::size_t j = 0; j < indices[k].size(); ++j) out.sim[indices[k][j]] = results[k][j];
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.sim[i].time_s;
   }
 

@@ -452,16 +452,75 @@ std::vector<SimResult> simulate(const Topology& topo, const std::vector<Schedule
 
 std::vector<SimResult> simulate_sweep(const Topology& topo, const Schedule& reference,
                                       const std::vector<double>& sizes_bytes, const EngineOptions& options) {
-  const Prepared prepared = prepare(topo, reference, options);
-  std::vector<std::function<std::string()>> jobs;
-  for (double size : sizes_bytes) {
-    const double factor = reference.size_bytes > 0 ? size / reference.size_bytes : 0.0;
-    jobs.emplace_back([&topo, &prepared, factor, &options] {
-      return serialize(run_in_this_process(topo, prepared, factor, options));
-    });
+  return simulate_sweeps(topo, {SweepJob{&reference, sizes_bytes, options.pipeline_depth}}, options).front();
+}
+
+namespace {
+
+// Same records in the same order with the same dependencies; bytes and delays may differ.
+bool same_structure(const Schedule& a, const Schedule& b) {
+  if (a.transfers.size() != b.transfers.size() || a.deps != b.deps || a.nranks != b.nranks ||
+      a.families_follow_rails != b.families_follow_rails)
+    return false;
+  for (std::size_t i = 0; i < a.transfers.size(); ++i) {
+    const Transfer &x = a.transfers[i], &y = b.transfers[i];
+    if (x.src != y.src || x.dst != y.dst || x.rail != y.rail || x.family != y.family || x.step != y.step ||
+        x.lane != y.lane || x.dep_begin != y.dep_begin || x.dep_count != y.dep_count)
+      return false;
   }
-  std::vector<SimResult> results;
-  for (const auto& data : run_isolated(jobs, options.parallel_jobs)) results.push_back(deserialize(data));
+  return true;
+}
+
+// A quotient found for one schedule holds for another of the same structure when every transfer
+// still has its representative's bytes and delay (the only attributes the proof compares).
+bool quotient_still_holds(const Quotient& q, const Schedule& s) {
+  for (std::size_t i = 0; i < s.transfers.size(); ++i) {
+    const Transfer &t = s.transfers[i], &r = s.transfers[q.rep_of[i]];
+    if (t.bytes != r.bytes || t.delay_s != r.delay_s) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::vector<SimResult>> simulate_sweeps(const Topology& topo, const std::vector<SweepJob>& sweeps,
+                                                    const EngineOptions& options) {
+  // Preparation once per distinct structure: schedules that differ only in bytes and delays (the
+  // protocols of one algorithm) share the merge and symmetry analysis when it still holds.
+  std::vector<Prepared> prepared;
+  std::vector<EngineOptions> per_sweep;
+  for (const SweepJob& job : sweeps) {
+    EngineOptions o = options;
+    o.pipeline_depth = job.pipeline_depth;
+    per_sweep.push_back(o);
+    const Prepared* reuse = nullptr;
+    for (const Prepared& p : prepared)
+      if (!p.merged.merged && same_structure(*p.original, *job.schedule) && quotient_still_holds(p.q, *job.schedule))
+        reuse = &p;
+    if (reuse) {
+      Prepared copy = *reuse;
+      copy.original = job.schedule;
+      prepared.push_back(std::move(copy));
+    } else {
+      prepared.push_back(prepare(topo, *job.schedule, o));
+    }
+  }
+  // Every size of every sweep in one pool of child processes.
+  std::vector<std::function<std::string()>> jobs;
+  for (std::size_t k = 0; k < sweeps.size(); ++k) {
+    const Schedule& reference = *sweeps[k].schedule;
+    for (double size : sweeps[k].sizes_bytes) {
+      const double factor = reference.size_bytes > 0 ? size / reference.size_bytes : 0.0;
+      const Prepared* p = &prepared[k];
+      const EngineOptions* o = &per_sweep[k];
+      jobs.emplace_back([&topo, p, factor, o] { return serialize(run_in_this_process(topo, *p, factor, *o)); });
+    }
+  }
+  const std::vector<std::string> data = run_isolated(jobs, options.parallel_jobs);
+  std::vector<std::vector<SimResult>> results(sweeps.size());
+  std::size_t next = 0;
+  for (std::size_t k = 0; k < sweeps.size(); ++k)
+    for (std::size_t i = 0; i < sweeps[k].sizes_bytes.size(); ++i) results[k].push_back(deserialize(data[next++]));
   return results;
 }
 

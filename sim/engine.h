@@ -55,6 +55,17 @@ std::vector<SimResult> simulate(const Topology& topo, const std::vector<Schedule
 std::vector<SimResult> simulate_sweep(const Topology& topo, const Schedule& reference,
                                       const std::vector<double>& sizes_bytes, const EngineOptions& options);
 
+// Several sweeps at once (e.g. the sizes of a prediction that run with different protocols): the
+// schedules' preparation is shared where their structure is the same, and all sizes of all sweeps
+// share one pool of child processes. `pipeline_depth` overrides the options' per sweep.
+struct SweepJob {
+  const Schedule* schedule = nullptr;
+  std::vector<double> sizes_bytes;
+  int pipeline_depth = 4;
+};
+std::vector<std::vector<SimResult>> simulate_sweeps(const Topology& topo, const std::vector<SweepJob>& sweeps,
+                                                    const EngineOptions& options);
+
 SimResult simulate_one(const Topology& topo, const Schedule& schedule, const EngineOptions& options);
 
 }  // namespace ccsim
