@@ -196,3 +196,40 @@ TEST(Cli, ImportedNvidiaSmiTopologyFeedsPredict) {
 
 }  // namespace
 }  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+// The calibration loop end to end through the engine: fit the real A100 log, predict the same
+// run with --calibration, compare every size with the measurement (busbw within 5% above the knee
+// S* the fit reports, time within 10% below it).
+TEST(Cli, CalibratedEnginePredictionReproducesTheLogItWasFittedOn) {
+  const std::string log = std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/a100x8-1node-allreduce.txt";
+  const std::string cal = ::testing::TempDir() + "ccsim_cli_cal_" + std::to_string(::getpid()) + ".json";
+  CliRun r = ccsim("calibrate " + log + " -o " + cal);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const double knee = nlohmann::json::parse(slurp(cal))["classes"]["nvlink"]["knee_bytes"].get<double>();
+  r = ccsim("all_reduce_perf -b 8 -e 4G -f 2 --topology hgx-a100 --calibration " + cal);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::remove(cal.c_str());
+  std::istringstream predicted_text(r.out);
+  const auto predicted = parse_nccl_tests_log(predicted_text, "prediction").at(0).rows;
+  const auto measured = parse_nccl_tests_file(log).at(0).rows;
+  ASSERT_EQ(predicted.size(), measured.size());
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const auto& m = measured[i];
+    const auto& p = predicted[i];
+    ASSERT_EQ(p.size_bytes, m.size_bytes);
+    // The faster of out-of-place and in-place, as the fit's spike rule keeps it.
+    const double t = std::min(m.oop_time_us, m.ip_time_us);
+    if (static_cast<double>(m.size_bytes) >= knee) {
+      const double busbw = std::max(m.oop_busbw_GBps, m.ip_busbw_GBps);
+      EXPECT_NEAR(p.oop_busbw_GBps, busbw, 0.05 * busbw) << m.size_bytes;
+    } else {
+      EXPECT_NEAR(p.oop_time_us, t, 0.10 * t) << m.size_bytes;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ccsim
