@@ -271,18 +271,50 @@ inline bool write_document(const json& doc, const std::string& path) {
     std::fflush(stdout);
     return true;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) {
+  // Written beside the target and renamed into place, so a failed run leaves no half-written file.
+  const std::string tmp = path + ".tmp-ccsim";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) {
+      std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+      return false;
+    }
+    out << text;
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
     std::fprintf(stderr, "error: cannot write %s\n", path.c_str());
     return false;
   }
-  out << text;
-  return static_cast<bool>(out);
+  return true;
 }
 
 inline double now_us() {
   using namespace std::chrono;
   return static_cast<double>(duration_cast<nanoseconds>(steady_clock::now().time_since_epoch()).count()) / 1e3;
+}
+
+// The shared tail of a probe's main(): runs the measurement, records a fatal error in the document
+// instead of losing it, stamps the elapsed time and writes the document.
+template <class Measure>
+int run_probe(const char* program, json& doc, const std::string& output, Measure&& measure) {
+  int rc = 0;
+  const double t0 = now_us();
+  try {
+    rc = measure();
+  } catch (const std::exception& e) {
+    add_error(doc, "fatal", e.what());
+    rc = 1;
+  }
+  doc["elapsed_s"] = r6((now_us() - t0) / 1e6);
+  if (!write_document(doc, output)) return 1;
+  if (rc != 0) std::fprintf(stderr, "%s: failed, see \"errors\" in the output\n", program);
+  return rc;
 }
 
 // Small argv reader: `next(i)` returns argv[++i] or throws.

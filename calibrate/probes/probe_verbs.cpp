@@ -939,16 +939,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   json doc = new_document("verbs", argc, argv);
-  int rc = 0;
-  double t0 = now_us();
-  try {
-    rc = run(doc, o);
-  } catch (const std::exception& e) {
-    add_error(doc, "fatal", e.what());
-    rc = 1;
-  }
-  doc["elapsed_s"] = r6((now_us() - t0) / 1e6);
-  if (!write_document(doc, o.output)) return 1;
-  if (rc != 0) std::fprintf(stderr, "ccsim-probe-verbs: failed, see \"errors\" in the output\n");
-  return rc;
+  return run_probe("ccsim-probe-verbs", doc, o.output, [&] { return run(doc, o); });
 }
