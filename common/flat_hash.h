@@ -15,12 +15,15 @@ class FlatKeyMap {
     keys_.assign(cap, kEmpty);
     values_.resize(cap);
   }
-  // Returns false (and leaves the map unchanged) if the key is already present.
+  // Returns false (and leaves the map unchanged) if the key is already present. The table doubles
+  // when it is half full, so `expected` is a sizing hint, not a limit.
   bool insert(std::uint64_t key, std::uint32_t value) {
+    if ((size_ + 1) * 2 > keys_.size()) grow();
     for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
       if (keys_[i] == kEmpty) {
         keys_[i] = key;
         values_[i] = value;
+        ++size_;
         return true;
       }
       if (keys_[i] == key) return false;
@@ -38,8 +41,25 @@ class FlatKeyMap {
 
  private:
   static constexpr std::uint64_t kEmpty = ~0ull;
+  void grow() {
+    std::vector<std::uint64_t> old_keys(keys_.size() * 2, kEmpty);
+    std::vector<std::uint32_t> old_values(values_.size() * 2);
+    old_keys.swap(keys_);
+    old_values.swap(values_);
+    mask_ = keys_.size() - 1;
+    for (std::size_t i = 0; i < old_keys.size(); ++i) {
+      if (old_keys[i] == kEmpty) continue;
+      for (std::size_t j = slot(old_keys[i]);; j = (j + 1) & mask_)
+        if (keys_[j] == kEmpty) {
+          keys_[j] = old_keys[i];
+          values_[j] = old_values[i];
+          break;
+        }
+    }
+  }
   std::size_t slot(std::uint64_t key) const { return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 17) & mask_; }
   std::size_t mask_ = 0;
+  std::size_t size_ = 0;
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint32_t> values_;
 };

@@ -104,6 +104,26 @@ struct Context {
     std::uint64_t key;
     return image_key(schedule.transfers[id], r, &key) && index.find(key, out);
   }
+
+  // The same, trying index id + *offset first: generated schedules list rotated transfers at a
+  // constant distance, so a sequential probe usually hits and the hash table (whose random
+  // accesses dominate on schedules of millions of records) is the fallback.
+  bool image_near(std::uint32_t id, Rotation r, std::int64_t* offset, std::uint32_t* out) const {
+    std::uint64_t key;
+    if (!image_key(schedule.transfers[id], r, &key)) return false;
+    const std::int64_t guess = static_cast<std::int64_t>(id) + *offset;
+    if (guess >= 0 && guess < static_cast<std::int64_t>(schedule.transfers.size())) {
+      const Transfer& g = schedule.transfers[static_cast<std::size_t>(guess)];
+      std::uint64_t gkey;
+      if (pack_transfer_key(g.src, g.dst, g.rail, g.family, g.step, &gkey) && gkey == key) {
+        *out = static_cast<std::uint32_t>(guess);
+        return true;
+      }
+    }
+    if (!index.find(key, out)) return false;
+    *offset = static_cast<std::int64_t>(*out) - static_cast<std::int64_t>(id);
+    return true;
+  }
 };
 
 // The schedule maps onto itself under r: images exist with equal bytes and delay, and dependencies
@@ -111,10 +131,11 @@ struct Context {
 bool schedule_invariant(const Context& c, Rotation r) {
   const Schedule& s = c.schedule;
   std::vector<std::uint32_t> rotated, expected;
+  std::int64_t offset = 0, dep_offset = 0;
   for (std::uint32_t i = 0; i < s.transfers.size(); ++i) {
     const auto& t = s.transfers[i];
     std::uint32_t j;
-    if (!c.image(i, r, &j)) return false;
+    if (!c.image_near(i, r, &offset, &j)) return false;
     const auto& u = s.transfers[j];
     if (u.dep_count != t.dep_count || u.delay_s != t.delay_s ||
         std::fabs(u.bytes - t.bytes) > 1e-12 * std::max(1.0, std::fabs(t.bytes)))
@@ -122,7 +143,7 @@ bool schedule_invariant(const Context& c, Rotation r) {
     rotated.clear();
     for (std::uint32_t k = 0; k < t.dep_count; ++k) {
       std::uint32_t d;
-      if (!c.image(s.deps_of(t)[k], r, &d)) return false;
+      if (!c.image_near(s.deps_of(t)[k], r, &dep_offset, &d)) return false;
       rotated.push_back(d);
     }
     expected.assign(s.deps_of(u), s.deps_of(u) + u.dep_count);
@@ -133,10 +154,19 @@ bool schedule_invariant(const Context& c, Rotation r) {
   return true;
 }
 
+// An upper bound on the distinct (src, dst, rail) of a schedule, to size a small, cache-friendly
+// table: ranks x (rails + 1) destinations per source would be the most any collective here uses;
+// when a schedule has more, the table is sized by its records instead.
+std::size_t distinct_connections(const Schedule& s) {
+  const std::size_t bound = static_cast<std::size_t>(s.nranks) * 64;
+  return std::min(bound, s.transfers.size());
+}
+
 // Routes of every distinct (src, dst, rail) in the schedule, computed once for all rotations.
 class RouteCache {
  public:
-  explicit RouteCache(const Context& c) : topo_(c.topo), index_(c.schedule.transfers.size()) {
+  explicit RouteCache(const Context& c) : topo_(c.topo), index_(distinct_connections(c.schedule)) {
+    std::uint64_t last = ~0ull;
     for (std::uint32_t i = 0; i < c.schedule.transfers.size(); ++i) {
       const auto& t = c.schedule.transfers[i];
       std::uint64_t key;
@@ -144,6 +174,8 @@ class RouteCache {
         ok_ = false;
         return;
       }
+      if (key == last) continue;
+      last = key;
       if (index_.insert(key, static_cast<std::uint32_t>(routes_.size()))) {
         keys_.push_back({t.src, t.dst, t.rail});
         routes_.push_back(route_between_gpus(topo_, t.src, t.dst, t.rail));
@@ -279,13 +311,14 @@ Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
 
   // Representative: the image whose source is in nodes [0, shift) with local index 0 (if rails rotate).
   q.rep_of.resize(schedule.transfers.size());
+  std::int64_t offset = 0;
   for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
     const int src = schedule.transfers[i].src;
     Rotation back;
     if (q.node_shift > 0) back.nodes = -((src / gpn) / q.node_shift) * q.node_shift;
     if (q.rail_rotation) back.local = -(src % gpn);
     std::uint32_t r = i;
-    if ((back.nodes != 0 || back.local != 0) && !c.image(i, back, &r)) return identity_quotient(schedule);
+    if ((back.nodes != 0 || back.local != 0) && !c.image_near(i, back, &offset, &r)) return identity_quotient(schedule);
     q.rep_of[i] = r;
     if (r == i) q.reps.push_back(i);
   }
