@@ -124,15 +124,17 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
   // Every step moves one block of S/n, split evenly over the families, then over channels and chunks.
   // The protocol's flags travel with the data: LL doubles the bytes on the wire, LL128 adds 1/15.
   const double block_per_family = size_bytes / n / families * options.wire_factor;
+  // NCCL moves each channel's share of a step in chunks of kSimpleChunkBytes.
+  std::vector<int> chunks_per_channel(families);
+  for (int f = 0; f < families; ++f)
+    chunks_per_channel[f] = std::max(
+        1, static_cast<int>(std::ceil(block_per_family / plan.families[f].channels / kSimpleChunkBytes)));
   std::vector<std::vector<std::uint32_t>> previous(families), current(families);
   for (int step = 0; step < steps; ++step) {
     for (int f = 0; f < families; ++f) {
       const auto& fam = plan.families[f];
-      int pieces = 1, chunks = 1;
-      if (options.expand_channels_and_chunks) {
-        chunks = std::max(1, static_cast<int>(std::ceil(block_per_family / fam.channels / kSimpleChunkBytes)));
-        pieces = fam.channels * chunks;
-      }
+      const bool expand = options.expand_channels_and_chunks;
+      const int pieces = expand ? fam.channels * chunks_per_channel[f] : 1;
       current[f].assign(static_cast<std::size_t>(n) * pieces, 0);
       for (int p = 0; p < n; ++p) {
         const Hop& hop = hops[f][p];
@@ -146,9 +148,8 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
           t.step = step;
           t.family = f;
           t.lane = piece;
-          t.channels = options.expand_channels_and_chunks ? 1 : fam.channels;
-          t.chunks = options.expand_channels_and_chunks ? 1 : std::max(1, static_cast<int>(std::ceil(
-                                                                      block_per_family / fam.channels / kSimpleChunkBytes)));
+          t.channels = expand ? 1 : fam.channels;
+          t.chunks = expand ? 1 : chunks_per_channel[f];
           std::vector<std::uint32_t> deps;
           if (step > 0) deps.push_back(previous[f][static_cast<std::size_t>((p + n - 1) % n) * pieces + piece]);
           current[f][static_cast<std::size_t>(p) * pieces + piece] = s.add(t, deps);

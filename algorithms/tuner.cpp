@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 
@@ -29,13 +30,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
   out.push_back(cur);
   return out;
-}
-
-std::string trim(const std::string& s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
 }
 
 template <int N, typename E>

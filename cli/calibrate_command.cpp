@@ -9,22 +9,18 @@
 #include "calibrate/calibration.h"
 #include "cli/args.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "common/output_file.h"
 
 namespace ccsim {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (b >= 1024 && u < 4) { b /= 1024; ++u; }
-  return fmt(b >= 100 || u == 0 ? "%.0f" : "%.3g", b) + " " + units[u];
+  return strprintf(b >= 100 || u == 0 ? "%.0f" : "%.3g", b) + " " + units[u];
 }
 
 enum class FileKind { NcclTests, Perftest, Probe };
@@ -49,11 +45,11 @@ void print_report(const Calibration& cal, const std::string& output) {
     auto it = cal.classes.find(cls);
     if (it == cal.classes.end()) continue;
     const ClassCalibration& c = it->second;
-    o << cls << ": alpha " << fmt("%.3f", c.alpha_s * 1e6) << " us/step, beta " << fmt("%.2f", c.beta_Bps / 1e9)
-      << " GB/s, launch " << fmt("%.2f", c.launch_s * 1e6) << " us (" << c.launch_source << ")\n";
+    o << cls << ": alpha " << strprintf("%.3f", c.alpha_s * 1e6) << " us/step, beta " << strprintf("%.2f", c.beta_Bps / 1e9)
+      << " GB/s, launch " << strprintf("%.2f", c.launch_s * 1e6) << " us (" << c.launch_source << ")\n";
     o << "  fit: " << c.collective << " on " << c.ranks << " ranks, " << c.nodes << " node(s); R^2 "
-      << fmt("%.4f", c.fit.r2) << ", largest residual " << fmt("%.1f", c.fit.max_rel_residual * 100) << "% (lines), "
-      << fmt("%.1f", c.fit.max_rel_residual_final * 100) << "% (with efficiency), " << c.fit.outliers.size()
+      << strprintf("%.4f", c.fit.r2) << ", largest residual " << strprintf("%.1f", c.fit.max_rel_residual * 100) << "% (lines), "
+      << strprintf("%.1f", c.fit.max_rel_residual_final * 100) << "% (with efficiency), " << c.fit.outliers.size()
       << " outlier(s) of " << c.fit.points << " points\n";
     o << "  knee S* = n*alpha*beta = " << human_bytes(c.knee_bytes) << "\n";
     if (c.fit.segments.size() > 1) {
@@ -61,28 +57,28 @@ void print_report(const Calibration& cal, const std::string& output) {
                                                           (c.collective == "all_reduce" ? 2.0 * (c.ranks - 1) : c.ranks - 1.0))
         << ":\n";
       for (const auto& s : c.fit.segments)
-        o << "    segment: intercept " << fmt("%.2f", s.latency_s * 1e6) << " us, beta "
-          << fmt("%.2f", s.beta_Bps / 1e9) << " GB/s, R^2 " << fmt("%.4f", s.r2) << ", largest residual "
-          << fmt("%.1f", s.max_rel_residual * 100) << "%, " << s.points << " points\n";
+        o << "    segment: intercept " << strprintf("%.2f", s.latency_s * 1e6) << " us, beta "
+          << strprintf("%.2f", s.beta_Bps / 1e9) << " GB/s, R^2 " << strprintf("%.4f", s.r2) << ", largest residual "
+          << strprintf("%.1f", s.max_rel_residual * 100) << "%, " << s.points << " points\n";
     }
     if (c.efficiency.empty()) {
       o << "  efficiency: 1 (the alpha-beta line fits)\n";
     } else {
       o << "  efficiency knots (size: measured/model bandwidth):";
-      for (const auto& [s, e] : c.efficiency) o << " " << human_bytes(s) << ":" << fmt("%.3f", e);
+      for (const auto& [s, e] : c.efficiency) o << " " << human_bytes(s) << ":" << strprintf("%.3f", e);
       o << "\n";
     }
     for (const auto& s : c.sources)
       o << "  source: " << s.file << " (run " << s.run << ", " << s.collective << ", " << s.ranks << " ranks, " << s.nodes
-        << " node(s)): intercept " << fmt("%.2f", s.intercept_s * 1e6) << " us, beta " << fmt("%.2f", s.beta_Bps / 1e9)
+        << " node(s)): intercept " << strprintf("%.2f", s.intercept_s * 1e6) << " us, beta " << strprintf("%.2f", s.beta_Bps / 1e9)
         << " GB/s\n";
   }
   if (cal.nic) {
-    o << "nic: latency " << fmt("%.2f", cal.nic->latency_s * 1e6) << " us, bandwidth "
-      << fmt("%.2f", cal.nic->beta_Bps * 8 / 1e9) << " Gb/s\n";
+    o << "nic: latency " << strprintf("%.2f", cal.nic->latency_s * 1e6) << " us, bandwidth "
+      << strprintf("%.2f", cal.nic->beta_Bps * 8 / 1e9) << " Gb/s\n";
     for (const auto& s : cal.nic->sources)
-      o << "  source: " << s.file << " (" << s.kind << "): intercept " << fmt("%.2f", s.intercept_s * 1e6)
-        << " us, bandwidth " << fmt("%.2f", s.beta_Bps * 8 / 1e9) << " Gb/s, R^2 " << fmt("%.4f", s.r2) << "\n";
+      o << "  source: " << s.file << " (" << s.kind << "): intercept " << strprintf("%.2f", s.intercept_s * 1e6)
+        << " us, bandwidth " << strprintf("%.2f", s.beta_Bps * 8 / 1e9) << " Gb/s, R^2 " << strprintf("%.4f", s.r2) << "\n";
   }
   std::cout << o.str() << std::flush;
 }

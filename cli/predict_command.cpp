@@ -7,6 +7,7 @@
 #include "cli/topology_options.h"
 #include "topologies/spec.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "common/output_file.h"
 #include "common/units.h"
 #include "scenarios/nccl_tests_table.h"
@@ -60,11 +61,6 @@ std::vector<OptionSpec> predict_specs() {
   return specs;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 }  // namespace
 
@@ -129,7 +125,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     h.ngpus = parse_int_arg(args, "ngpus", 1, 1);
     h.min_bytes = req.sweep.min_bytes;
     h.max_bytes = req.sweep.max_bytes;
-    h.step = req.sweep.step_factor > 1 ? fmt("%g(factor)", req.sweep.step_factor)
+    h.step = req.sweep.step_factor > 1 ? strprintf("%g(factor)", req.sweep.step_factor)
                                        : std::to_string(req.sweep.step_bytes) + "(bytes)";
     h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
     h.iters = parse_int_arg(args, "iters", 20, 1);
@@ -142,8 +138,8 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
         "# NCCL tuner (" + std::string(kNcclModelVersion) + ") picks: " + p.metadata["nccl_choice"].get<std::string>(),
         "# predicted as: " + p.metadata["predicted_as"].get<std::string>(),
         "# ring alpha-beta (" + std::string(to_string(p.choices.back().ring_proto)) + "): launch " +
-            fmt("%.2f", ab.launch_s * 1e6) + " us, alpha " + fmt("%.2f", ab.alpha_s * 1e6) + " us/step, beta " +
-            fmt("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes),
+            strprintf("%.2f", ab.launch_s * 1e6) + " us, alpha " + strprintf("%.2f", ab.alpha_s * 1e6) + " us/step, beta " +
+            strprintf("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes),
         "# ring bottleneck (closed form): " + ab.bottleneck,
     };
     if (req.calibration) {
@@ -155,7 +151,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
       const auto& l = p.metadata["busiest_links_at_largest_size"][0];
       pre.push_back("# busiest link at " + format_bytes(static_cast<double>(p.rows.back().size_bytes)) + " (engine): " +
                     l["from"].get<std::string>() + " -> " + l["to"].get<std::string>() + " (" +
-                    l["link"].get<std::string>() + "), " + fmt("%.0f", 100 * l["utilization"].get<double>()) +
+                    l["link"].get<std::string>() + "), " + strprintf("%.0f", 100 * l["utilization"].get<double>()) +
                     "% of its bandwidth over the operation");
     }
     h.program_name = req.collective + "_perf";

@@ -1,6 +1,7 @@
 // Small text helpers shared by the log and topology importers.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,14 @@ bool is_provenance(const std::string& line);
 // Whole-string unsigned / signed integer parsing; false on anything else.
 bool parse_u64(const std::string& t, std::uint64_t& v);
 bool parse_int(const std::string& t, int& v);
+
+// printf into a std::string, for report lines.
+template <typename... Args>
+std::string strprintf(const char* format, Args... args) {
+  const int n = std::snprintf(nullptr, 0, format, args...);
+  std::string s(static_cast<std::size_t>(n > 0 ? n : 0), '\0');
+  std::snprintf(s.data(), s.size() + 1, format, args...);
+  return s;
+}
 
 }  // namespace ccsim

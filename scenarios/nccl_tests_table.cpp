@@ -5,30 +5,24 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 namespace {
 
-template <typename... Args>
-std::string fmt(const char* f, Args... args) {
-  int n = std::snprintf(nullptr, 0, f, args...);
-  std::string s(static_cast<std::size_t>(n), '\0');
-  std::snprintf(s.data(), s.size() + 1, f, args...);
-  return s;
-}
 
 std::string wrong_str(long wrong, NcclTestsStyle style) {
   if (style == NcclTestsStyle::Current)
-    return wrong < 0 ? std::string("    N/A") : fmt("  %6g", static_cast<double>(wrong));
-  return wrong < 0 ? fmt("  %5s", "N/A") : fmt("  %5g", static_cast<double>(wrong));
+    return wrong < 0 ? std::string("    N/A") : strprintf("  %6g", static_cast<double>(wrong));
+  return wrong < 0 ? strprintf("  %5s", "N/A") : strprintf("  %5g", static_cast<double>(wrong));
 }
 
 std::string body(double time_us, double algbw, double busbw, long wrong, NcclTestsStyle style) {
   if (style == NcclTestsStyle::Current)
-    return fmt("  %7s  %6s  %6s", format_nccl_number(time_us, 7).c_str(), format_nccl_number(algbw, 6).c_str(),
+    return strprintf("  %7s  %6s  %6s", format_nccl_number(time_us, 7).c_str(), format_nccl_number(algbw, 6).c_str(),
                format_nccl_number(busbw, 6).c_str()) +
            wrong_str(wrong, style);
-  return fmt("  %7s  %6.2f  %6.2f", format_nccl_time_legacy(time_us).c_str(), algbw, busbw) + wrong_str(wrong, style);
+  return strprintf("  %7s  %6.2f  %6.2f", format_nccl_time_legacy(time_us).c_str(), algbw, busbw) + wrong_str(wrong, style);
 }
 
 }  // namespace
@@ -42,22 +36,22 @@ std::string format_nccl_number(double value, int width) {
     ++power;
     val *= 10;
   }
-  if (power < width - 2) return fmt("%*.2f", width, value);
-  if (power < width - 1) return fmt("%*.1f", width, value);
-  if (power < width + 1) return fmt("%*.0f", width, value);
-  if (width >= 7) return fmt("%*.1e", width, value);
-  return fmt("%*.0e", width, value);
+  if (power < width - 2) return strprintf("%*.2f", width, value);
+  if (power < width - 1) return strprintf("%*.1f", width, value);
+  if (power < width + 1) return strprintf("%*.0f", width, value);
+  if (width >= 7) return strprintf("%*.1e", width, value);
+  return strprintf("%*.0e", width, value);
 }
 
 std::string format_nccl_time_legacy(double us) {
-  if (us >= 10000.0) return fmt("%7.0f", us);
-  if (us >= 100.0) return fmt("%7.1f", us);
-  return fmt("%7.2f", us);
+  if (us >= 10000.0) return strprintf("%7.0f", us);
+  if (us >= 100.0) return strprintf("%7.1f", us);
+  return strprintf("%7.2f", us);
 }
 
 std::string format_nccl_tests_row(const NcclTestsRow& r, NcclTestsStyle style) {
-  std::string root = fmt("%6i", r.root);
-  std::string s = fmt("%12" PRIu64 "  %12" PRIu64 "  %8s  %6s  %6s", r.size_bytes, r.count, r.type.c_str(),
+  std::string root = strprintf("%6i", r.root);
+  std::string s = strprintf("%12" PRIu64 "  %12" PRIu64 "  %8s  %6s  %6s", r.size_bytes, r.count, r.type.c_str(),
                       r.redop.c_str(), root.c_str());
   s += body(r.oop_time_us, r.oop_algbw_GBps, r.oop_busbw_GBps, r.oop_wrong, style);
   s += body(r.ip_time_us, r.ip_algbw_GBps, r.ip_busbw_GBps, r.ip_wrong, style);
@@ -65,17 +59,17 @@ std::string format_nccl_tests_row(const NcclTestsRow& r, NcclTestsStyle style) {
 }
 
 std::string format_nccl_tests_column_header(NcclTestsStyle style) {
-  std::string s = fmt("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
+  std::string s = strprintf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
                       "", "", "", "", "");
   if (style == NcclTestsStyle::Current) {
-    s += fmt("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
+    s += strprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type",
              "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", 0, "");
-    s += fmt("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "",
+    s += strprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "",
              "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", 0, "");
   } else {
-    s += fmt("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",
+    s += strprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",
              "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-    s += fmt("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "",
+    s += strprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "",
              "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   }
   return s;
@@ -85,7 +79,7 @@ std::string format_nccl_tests_output(const NcclTestsHeader& h, const std::vector
                                      const std::vector<NcclTestsRow>& rows) {
   std::string s;
   if (!h.program_name.empty()) s += "# Collective test starting: " + h.program_name + "\n";
-  s += fmt("# nThread %d nGpus %d minBytes %" PRIu64 " maxBytes %" PRIu64
+  s += strprintf("# nThread %d nGpus %d minBytes %" PRIu64 " maxBytes %" PRIu64
            " step: %s warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d\n",
            h.nthread, h.ngpus, h.min_bytes, h.max_bytes, h.step.c_str(), h.warmup_iters, h.iters, h.agg_iters,
            h.validation, h.graph);
@@ -98,8 +92,8 @@ std::string format_nccl_tests_output(const NcclTestsHeader& h, const std::vector
     s += format_nccl_tests_row(r, h.style) + "\n";
     errors += (r.oop_wrong > 0) + (r.ip_wrong > 0);
   }
-  s += fmt("# %-20s : %d %s\n", "Out of bounds values", errors, errors ? "FAILED" : "OK");
-  s += fmt("# %-20s : %g %s\n", "Avg bus bandwidth", avg_bus_bandwidth(rows), "");
+  s += strprintf("# %-20s : %d %s\n", "Out of bounds values", errors, errors ? "FAILED" : "OK");
+  s += strprintf("# %-20s : %g %s\n", "Avg bus bandwidth", avg_bus_bandwidth(rows), "");
   s += "#\n";
   if (!h.program_name.empty()) s += "# Collective test concluded: " + h.program_name + "\n";
   return s;
