@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/nccl_types.h"
+#include "scenarios/replay.h"
 
 namespace ccsim {
 
@@ -73,6 +74,58 @@ AlgoProtoFilter ring_only(const AlgoProtoFilter& f, Func func) {
   return r;
 }
 
+
+// Engine results for every size: the sizes replayed with the same (algorithm, protocol) share one
+// reference schedule scaled to each size when the algorithm's schedule is linear in the size, else
+// each size gets its own schedule; all run in one pool of child processes.
+template <class Efficiency>
+std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vector<std::uint64_t>& sizes,
+                                        const std::vector<SizeChoice>& choices, Efficiency efficiency,
+                                        const EngineOptions& engine) {
+  std::vector<std::pair<Algo, Proto>> keys;
+  for (const auto& c : choices)
+    if (std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
+      keys.emplace_back(c.sim_algo, c.sim_proto);
+  std::vector<Schedule> schedules;
+  std::vector<std::vector<std::size_t>> indices;
+  std::vector<SweepJob> jobs;
+  schedules.reserve(sizes.size() + keys.size());  // SweepJob keeps pointers into it
+  for (const auto& key : keys) {
+    const ReplayRecipe recipe = replay_recipe(ctx, key.first, key.second);
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      if (choices[i].sim_algo == key.first && choices[i].sim_proto == key.second) idx.push_back(i);
+    // A calibrated efficiency e(S) < 1 stretches the bandwidth term: simulate S / e(S) bytes.
+    auto simulated_bytes = [&](std::size_t i) {
+      return static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i]));
+    };
+    if (recipe.linear_in_size) {
+      schedules.push_back(recipe.build(static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]))));
+      SweepJob job;
+      job.schedule = &schedules.back();
+      job.pipeline_depth = recipe.pipeline_depth;
+      for (auto i : idx) job.sizes_bytes.push_back(simulated_bytes(i));
+      jobs.push_back(std::move(job));
+      indices.push_back(std::move(idx));
+    } else {
+      for (auto i : idx) {
+        schedules.push_back(recipe.build(simulated_bytes(i)));
+        SweepJob job;
+        job.schedule = &schedules.back();
+        job.pipeline_depth = recipe.pipeline_depth;
+        job.sizes_bytes.push_back(simulated_bytes(i));
+        jobs.push_back(std::move(job));
+        indices.push_back({i});
+      }
+    }
+  }
+  const auto results = simulate_sweeps(*ctx.topo, jobs, engine);
+  std::vector<SimResult> out(sizes.size());
+  for (std::size_t k = 0; k < jobs.size(); ++k)
+    for (std::size_t j = 0; j < indices[k].size(); ++j) out[indices[k][j]] = results[k][j];
+  return out;
+}
+
 }  // namespace
 
 Prediction predict(const Topology& topo, const PredictRequest& req) {
@@ -96,48 +149,72 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   Prediction out;
   const bool engine = req.model == PredictModel::Engine;
+  ReplayContext ctx;
+  ctx.topo = &topo;
+  ctx.collective = req.collective;
+  ctx.ring_channels = req.channels;
+  ctx.calibrated_timing = req.calibration ? &req.calibrated_timing : nullptr;
   if (engine && !req.filter.allows(func, Algo::Ring, Proto::Simple) && !req.filter.allows(func, Algo::Ring, Proto::LL) &&
-      !req.filter.allows(func, Algo::Ring, Proto::LL128))
-    throw InputError(req.filter.where.empty() ? "--algo" : req.filter.where,
-                     "the engine replays Ring only so far; '" + req.filter.algo_text +
-                         "' excludes it (use --model closed-form for NCCL's cost model of the other algorithms)");
+      !req.filter.allows(func, Algo::Ring, Proto::LL128)) {
+    // Without Ring the engine needs every size's choice to be an algorithm it replays.
+    for (auto size : sizes) {
+      const TunerChoice nccl = choose(summary, func, size, req.filter);
+      std::string why;
+      if (!engine_replays(ctx, nccl.algo, &why))
+        throw InputError(req.filter.where.empty() ? "--algo" : req.filter.where,
+                         why + " and '" + req.filter.algo_text +
+                             "' excludes Ring (use --model closed-form for NCCL's cost model of it)");
+    }
+  }
   for (auto size : sizes) {
     SizeChoice c;
     const TunerChoice nccl = choose(summary, func, size, req.filter);
     c.nccl_algo = nccl.algo;
     c.nccl_proto = nccl.proto;
     c.nccl_time_us = nccl.time_us;
+    const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
+                              req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
+    c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
+                   : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func)).proto
+                                           : Proto::Simple;
+    std::string why;
     if (req.calibration) {
-      c.ring_proto = Proto::Simple;
+      // The measured curve already contains whatever NCCL chose on that machine: replay the ring.
+      c.sim_algo = Algo::Ring;
+      c.sim_proto = Proto::Simple;
       c.simulated = engine ? "Ring (calibrated)" : "Ring closed form (calibrated)";
-    } else if (engine) {
-      c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto : choose(summary, func, size, ring_only(req.filter, func)).proto;
-      c.simulated = std::string("Ring/") + to_string(c.ring_proto);
-    } else {
+    } else if (!engine) {
+      c.sim_algo = nccl.algo;
+      c.sim_proto = nccl.proto;
       c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
+    } else if (engine_replays(ctx, nccl.algo, &why)) {
+      c.sim_algo = nccl.algo;
+      c.sim_proto = nccl.proto;
+      c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
+    } else {
+      c.sim_algo = Algo::Ring;
+      c.sim_proto = c.ring_proto;
+      c.simulated = std::string("Ring/") + to_string(c.ring_proto) + " (" + why + ")";
     }
     out.choices.push_back(c);
   }
 
-  const int channels = req.channels > 0 ? req.channels : 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1);
+  const int channels = req.channels > 0 ? req.channels : default_ring_channels(topo);
   const RingPlan plan = plan_rings(topo, channels);
-  // The protocol a ring runs with: NCCL's constants, or the calibrated step timing (whose fitted
-  // bandwidth is already the data rate, so no wire overhead is added).
-  auto protocol_for = [&](Proto p) {
-    RingProtocol r = ring_protocol(p);
-    if (req.calibration) {
-      r.timing = req.calibrated_timing;
-      r.wire_factor = 1.0;
-    }
-    return r;
-  };
   const std::string cal_class = calibration_class_for(topo);
   auto efficiency = [&](double size) {
     return req.calibration ? calibration_efficiency(*req.calibration, cal_class, size) : 1.0;
   };
-  const RingProtocol last_proto = protocol_for(out.choices.back().ring_proto);
-  out.alpha_beta = ring_alpha_beta(topo, plan, last_proto.timing, last_proto.wire_factor);
-  out.knee_bytes = knee_bytes(n, out.alpha_beta);
+  {
+    // The ring's alpha-beta and knee, for the report (Ring's protocol at the largest size).
+    RingProtocol last = ring_protocol(out.choices.back().ring_proto);
+    if (req.calibration) {
+      last.timing = req.calibrated_timing;
+      last.wire_factor = 1.0;
+    }
+    out.alpha_beta = ring_alpha_beta(topo, plan, last.timing, last.wire_factor);
+    out.knee_bytes = knee_bytes(n, out.alpha_beta);
+  }
 
   std::vector<double> times_s(sizes.size(), 0.0);
   if (!engine && req.calibration) {
@@ -150,35 +227,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   } else if (!engine) {
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
   } else {
-    // One reference schedule per protocol in use, scaled to each of its sizes by the engine
-    // (ring schedules are linear in S); all protocols' sizes run in one pool.
-    out.sim.resize(sizes.size());
-    std::vector<Schedule> schedules;
-    std::vector<std::vector<std::size_t>> indices;
-    std::vector<SweepJob> jobs;
-    schedules.reserve(3);
-    for (Proto p : {Proto::LL, Proto::LL128, Proto::Simple}) {
-      std::vector<std::size_t> idx;
-      for (std::size_t i = 0; i < sizes.size(); ++i)
-        if (out.choices[i].ring_proto == p) idx.push_back(i);
-      if (idx.empty()) continue;
-      const RingProtocol proto = protocol_for(p);
-      RingScheduleOptions opts;
-      opts.timing = proto.timing;
-      opts.wire_factor = proto.wire_factor;
-      const double reference = static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]));
-      schedules.push_back(ring_schedule(topo, plan, req.collective, reference, opts));
-      SweepJob job;
-      job.schedule = &schedules.back();
-      job.pipeline_depth = proto.pipeline_depth;
-      // A calibrated efficiency e(S) < 1 stretches the bandwidth term: simulate S / e(S) bytes.
-      for (auto i : idx) job.sizes_bytes.push_back(static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i])));
-      jobs.push_back(std::move(job));
-      indices.push_back(std::move(idx));
-    }
-    const auto results = simulate_sweeps(topo, jobs, req.engine);
-    for (std::size_t k = 0; k < jobs.size(); ++k)
-      for (std::size_t j = 0; j < indices[k].size(); ++j) out.sim[indices[k][j]] = results[k][j];
+    out.sim = simulate_choices(ctx, sizes, out.choices, efficiency, req.engine);
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.sim[i].time_s;
   }
 
@@ -201,7 +250,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   nlohmann::json meta;
   meta["ccsim_version"] = CCSIM_VERSION;
-  meta["prediction"] = engine ? "engine (SimGrid flow-level, max-min sharing), Ring replayed"
+  meta["prediction"] = engine ? "engine (SimGrid flow-level, max-min sharing) replaying the tuner's choice"
                               : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
   meta["collective"] = req.collective;
   meta["cost_model"] = kNcclModelVersion;

@@ -1,8 +1,8 @@
 // `ccsim predict`: the nccl-tests size sweep of one collective on one topology. For every size
 // NCCL's tuner (algorithms/tuner.h, NCCL 2.30.7's cost model) picks an algorithm and protocol,
 // honouring --algo/--proto and NCCL_ALGO/NCCL_PROTO. The closed-form model reports the tuner's
-// time; the engine replays the ring with the protocol the tuner would pick for Ring (the engine
-// replays Ring only so far) and says so when NCCL would pick another algorithm.
+// time; the engine replays the tuner's choice (scenarios/replay.h), or Ring with Ring's best
+// protocol where it cannot replay that algorithm yet, and says so per size.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -58,8 +58,10 @@ struct SizeChoice {
   Algo nccl_algo = Algo::Ring;     // NCCL's pick (within the filter)
   Proto nccl_proto = Proto::Simple;
   double nccl_time_us = 0;         // NCCL's cost model for its pick
-  Proto ring_proto = Proto::Simple;  // the protocol the engine replays the ring with
-  std::string simulated;           // "Ring/LL" (engine) or "NVLS/Simple" (closed form)
+  Proto ring_proto = Proto::Simple; // Ring's best protocol at this size (the ring alpha-beta report)
+  Algo sim_algo = Algo::Ring;       // what was predicted: replayed by the engine, or the closed form's
+  Proto sim_proto = Proto::Simple;
+  std::string simulated;            // "Tree/LL", "Ring/LL (NVLS is not replayed ...)", "Ring (calibrated)"
 };
 
 struct Prediction {

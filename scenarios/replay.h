@@ -1,0 +1,42 @@
+// Which schedule the engine replays for NCCL's (algorithm, protocol) choice of one collective: one
+// recipe per algorithm, so `predict` stays a size sweep and each algorithm owns its schedule builder.
+// An algorithm the engine cannot replay on a topology (not built yet, or not applicable there) is
+// reported with the reason; predict then replays Ring with Ring's best protocol and says so.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "algorithms/nccl_model.h"
+#include "algorithms/schedule.h"
+#include "algorithms/step_timing.h"
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+struct ReplayContext {
+  const Topology* topo = nullptr;
+  std::string collective;                       // "all_reduce", ...
+  int ring_channels = 0;                        // ring channels; 0: two per NIC rail (multi-node) / two (one node)
+  const StepTiming* calibrated_timing = nullptr;  // set: replay the ring with fitted timing, no wire overhead
+};
+
+struct ReplayRecipe {
+  Algo algo = Algo::Ring;
+  Proto proto = Proto::Simple;
+  std::string label;        // "Ring/LL", shown in reports
+  int pipeline_depth = 4;   // slices in flight per connection (engine)
+  bool linear_in_size = true;  // build once (at the largest size) and scale; else build per size
+  std::function<Schedule(double size_bytes)> build;
+};
+
+// Whether the engine replays `algo` for the context's collective on its topology; when not, `why`
+// says so in words for the report.
+bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why);
+
+// The recipe for (algo, proto). Precondition: engine_replays(ctx, algo).
+ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto);
+
+// The ring channels predict uses by default: two per NIC rail across nodes, two on one node.
+int default_ring_channels(const Topology& topo);
+
+}  // namespace ccsim
