@@ -129,6 +129,23 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
   for (int f = 0; f < families; ++f)
     chunks_per_channel[f] = std::max(
         1, static_cast<int>(std::ceil(block_per_family / plan.families[f].channels / kSimpleChunkBytes)));
+  // One record per (src, dst, rail, family, step) unless expanded: every family order is a
+  // permutation of the ranks, so a source appears once per family and step.
+  for (const auto& fam : plan.families) {
+    std::vector<bool> seen(static_cast<std::size_t>(n), false);
+    for (int r : fam.order) {
+      if (r < 0 || r >= n || seen[static_cast<std::size_t>(r)]) throw std::invalid_argument("ring order is not a permutation of the ranks");
+      seen[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  s.keys_unique = !options.expand_channels_and_chunks;
+  std::size_t records = 0;
+  for (int f = 0; f < families; ++f)
+    records += static_cast<std::size_t>(n) * (options.expand_channels_and_chunks
+                                                  ? static_cast<std::size_t>(plan.families[f].channels * chunks_per_channel[f])
+                                                  : 1);
+  s.transfers.reserve(records * static_cast<std::size_t>(steps));
+  s.deps.reserve(records * static_cast<std::size_t>(steps));
   std::vector<std::vector<std::uint32_t>> previous(families), current(families);
   for (int step = 0; step < steps; ++step) {
     for (int f = 0; f < families; ++f) {
@@ -150,9 +167,9 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
           t.lane = piece;
           t.channels = expand ? 1 : fam.channels;
           t.chunks = expand ? 1 : chunks_per_channel[f];
-          std::vector<std::uint32_t> deps;
-          if (step > 0) deps.push_back(previous[f][static_cast<std::size_t>((p + n - 1) % n) * pieces + piece]);
-          current[f][static_cast<std::size_t>(p) * pieces + piece] = s.add(t, deps);
+          const std::uint32_t dep =
+              step > 0 ? previous[f][static_cast<std::size_t>((p + n - 1) % n) * pieces + piece] : 0;
+          current[f][static_cast<std::size_t>(p) * pieces + piece] = s.add(t, &dep, step > 0 ? 1 : 0);
         }
       }
     }

@@ -6,23 +6,17 @@
 
 namespace ccsim {
 
-bool pack_transfer_key(int src, int dst, int rail, int family, int step, std::uint64_t* key) {
-  if (src < 0 || src >= (1 << 18) || dst < 0 || dst >= (1 << 18) || rail < -1 || rail >= 63 || family < 0 ||
-      family >= (1 << 7) || step < 0 || step >= (1 << 15))
-    return false;
-  *key = (static_cast<std::uint64_t>(src) << 46) | (static_cast<std::uint64_t>(dst) << 28) |
-         (static_cast<std::uint64_t>(rail + 1) << 22) | (static_cast<std::uint64_t>(family) << 15) |
-         static_cast<std::uint64_t>(step);
-  return true;
+std::uint32_t Schedule::add(Transfer t, const std::vector<std::uint32_t>& depends_on) {
+  return add(t, depends_on.data(), static_cast<std::uint32_t>(depends_on.size()));
 }
 
-std::uint32_t Schedule::add(Transfer t, const std::vector<std::uint32_t>& depends_on) {
+std::uint32_t Schedule::add(Transfer t, const std::uint32_t* depends_on, std::uint32_t count) {
   const auto id = static_cast<std::uint32_t>(transfers.size());
   t.dep_begin = static_cast<std::uint32_t>(deps.size());
-  t.dep_count = static_cast<std::uint32_t>(depends_on.size());
-  for (auto d : depends_on) {
-    if (d >= id) throw std::logic_error("schedule dependency must point to an earlier transfer");
-    deps.push_back(d);
+  t.dep_count = count;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    if (depends_on[k] >= id) throw std::logic_error("schedule dependency must point to an earlier transfer");
+    deps.push_back(depends_on[k]);
   }
   transfers.push_back(t);
   return id;

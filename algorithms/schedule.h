@@ -26,7 +26,16 @@ struct Transfer {
 
 // A 64-bit key that identifies a record by (src, dst, rail, family, step) without collisions:
 // 18 bits per rank, 6 for rail + 1, 7 for family, 15 for step. Returns false when a field does not fit.
-bool pack_transfer_key(int src, int dst, int rail, int family, int step, std::uint64_t* key);
+// (Inline: the engine's passes over million-record schedules call it per record.)
+inline bool pack_transfer_key(int src, int dst, int rail, int family, int step, std::uint64_t* key) {
+  if (src < 0 || src >= (1 << 18) || dst < 0 || dst >= (1 << 18) || rail < -1 || rail >= 63 || family < 0 ||
+      family >= (1 << 7) || step < 0 || step >= (1 << 15))
+    return false;
+  *key = (static_cast<std::uint64_t>(src) << 46) | (static_cast<std::uint64_t>(dst) << 28) |
+         (static_cast<std::uint64_t>(rail + 1) << 22) | (static_cast<std::uint64_t>(family) << 15) |
+         static_cast<std::uint64_t>(step);
+  return true;
+}
 
 struct Schedule {
   std::string collective;  // "all_reduce", "all_gather", "reduce_scatter"
@@ -34,11 +43,16 @@ struct Schedule {
   int nranks = 0;
   double size_bytes = 0;   // the nccl-tests "size" this schedule moves
   bool families_follow_rails = false;  // family f crosses nodes on rail f (ring families per NIC)
+  // The generator guarantees that no two records share (src, dst, rail, family, step) (tested with
+  // the generator). The engine then skips its own uniqueness pass over the records; when false the
+  // engine checks (sim/merge.cpp, sim/symmetry.cpp).
+  bool keys_unique = false;
   std::vector<Transfer> transfers;      // dependencies always point to earlier transfers
   std::vector<std::uint32_t> deps;
 
   // Appends a transfer with the given dependencies and returns its index.
   std::uint32_t add(Transfer t, const std::vector<std::uint32_t>& depends_on);
+  std::uint32_t add(Transfer t, const std::uint32_t* depends_on, std::uint32_t count);
   const std::uint32_t* deps_of(const Transfer& t) const { return deps.data() + t.dep_begin; }
 
   // The same schedule for another size: every byte count scaled by new_size / size_bytes

@@ -1,5 +1,6 @@
 #include "sim/engine.h"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -145,39 +146,60 @@ LinkKey key_of(const Topology& topo, const Hop& h) {
   return LinkKey{h.edge.get_property(), shared ? 2 : (h.forward ? 1 : 0)};
 }
 
-// Everything the actors share during one simulation.
+// Everything the replay shares during one simulation. The replay has no actors: transfers are
+// started from SimGrid's completion callbacks (maestro context) and kernel timers, which costs no
+// context switch, semaphore or actor stack per transfer (docs/engine.md, "event-driven replay").
 struct Replay {
   std::vector<std::uint32_t> reps;            // representative transfer ids (merged schedule)
   std::vector<int> route_of;                  // per rep index: route index
   std::vector<double> bytes, delay;           // per rep index
-  std::vector<int> pending;                   // per rep index: unfinished dependencies
+  std::vector<int> pending;                   // per rep index: unfinished dependencies + lane slot
   std::vector<double> ready_at;               // per rep index: latest dependency end
   std::vector<std::uint32_t> succ_begin, succ; // CSR successors (rep indices)
-  std::vector<int> actor_of;                  // per rep index
-  std::vector<sg4::SemaphorePtr> sems;        // per actor
+  std::vector<std::int64_t> slot_next;        // per rep index: the lane's transfer that waits for this
+                                              // one's pipeline slot (-1: none)
   std::vector<double> start, end;             // per rep index
   std::vector<double> route_delay;            // per route: fixed delay folded into the route's latency
   std::vector<sg4::Host*> route_src, route_dst;
+  std::vector<sg4::CommPtr> comms;            // per rep index while in flight
+  std::vector<sg4::CommPtr> finished;         // completed comms, released at the next completion
 };
 
-void run_actor(Replay* R, std::vector<std::uint32_t> items, int me) {
-  for (std::uint32_t t : items) {
-    while (R->pending[t] > 0) R->sems[me]->acquire();
-    // The route's common fixed delay is part of its latency; only the excess (the launch cost of a
-    // first step) is slept here, which saves a timer event per transfer.
-    const double ready = R->ready_at[t] + R->delay[t] - R->route_delay[R->route_of[t]];
-    if (ready > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(ready);
-    R->start[t] = sg4::Engine::get_clock();
-    const int route = R->route_of[t];
-    sg4::Comm::sendto(R->route_src[route], R->route_dst[route],
-                      static_cast<std::uint64_t>(R->bytes[t] * kByteScale + 0.5));
-    const double now = sg4::Engine::get_clock();
-    R->end[t] = now;
-    for (std::uint32_t k = R->succ_begin[t]; k < R->succ_begin[t + 1]; ++k) {
-      const std::uint32_t s = R->succ[k];
-      R->ready_at[s] = std::max(R->ready_at[s], now);
-      if (--R->pending[s] == 0) R->sems[R->actor_of[s]]->release();
-    }
+void start_now(Replay* R, std::uint32_t t) {
+  R->start[t] = sg4::Engine::get_clock();
+  const int route = R->route_of[t];
+  sg4::CommPtr c = sg4::Comm::sendto_init(R->route_src[route], R->route_dst[route]);
+  c->set_payload_size(static_cast<std::uint64_t>(R->bytes[t] * kByteScale + 0.5));
+  c->set_data(&R->reps[t]);  // any stable per-transfer address: the callback recovers t from it
+  c->start();
+  R->comms[t] = std::move(c);
+}
+
+// All dependencies of t are done at the current time: start it once its ready time has come. The
+// route's common fixed delay is part of its latency; only the excess (the launch cost of a first
+// step) is waited for here, after the last data dependency (not after the pipeline slot).
+void launch(Replay* R, std::uint32_t t) {
+  const double now = sg4::Engine::get_clock();
+  const double ready = R->ready_at[t] + R->delay[t] - R->route_delay[R->route_of[t]];
+  if (ready > now)
+    simgrid::kernel::timer::Timer::set(ready, [R, t] { start_now(R, t); });
+  else
+    start_now(R, t);
+}
+
+void on_transfer_done(Replay* R, std::uint32_t t) {
+  const double now = sg4::Engine::get_clock();
+  R->end[t] = now;
+  R->finished.clear();  // earlier completions: their callbacks are over
+  R->finished.push_back(std::move(R->comms[t]));
+  for (std::uint32_t k = R->succ_begin[t]; k < R->succ_begin[t + 1]; ++k) {
+    const std::uint32_t s = R->succ[k];
+    R->ready_at[s] = std::max(R->ready_at[s], now);
+    if (--R->pending[s] == 0) launch(R, s);
+  }
+  if (R->slot_next[t] >= 0) {
+    const auto s = static_cast<std::uint32_t>(R->slot_next[t]);
+    if (--R->pending[s] == 0) launch(R, s);
   }
 }
 
@@ -280,35 +302,32 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   }
 
   prof("deps", pt);
-  // Connections (lanes) and their actors: transfer j of a lane goes to actor j mod depth.
+  // Connections (lanes) and their pipeline slots: the j-th transfer of a lane waits for the slot of
+  // the (j - depth)-th (NCCL_STEPS slots per connection).
   std::map<std::tuple<int, int, int, int, int>, std::vector<std::uint32_t>> lanes;
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
     lanes[std::make_tuple(t.src, t.dst, t.rail, t.family, t.lane)].push_back(static_cast<std::uint32_t>(i));
   }
-  std::vector<std::vector<std::uint32_t>> actor_items;
-  R.actor_of.resize(nrep);
-  const int depth = std::max(1, options.pipeline_depth);
-  for (const auto& [key, items] : lanes) {
-    const int actors = std::min<int>(depth, static_cast<int>(items.size()));
-    const auto first = actor_items.size();
-    actor_items.resize(first + static_cast<std::size_t>(actors));
-    for (std::size_t j = 0; j < items.size(); ++j) {
-      const auto a = first + j % static_cast<std::size_t>(actors);
-      actor_items[a].push_back(items[j]);
-      R.actor_of[items[j]] = static_cast<int>(a);
+  R.slot_next.assign(nrep, -1);
+  const std::size_t depth = static_cast<std::size_t>(std::max(1, options.pipeline_depth));
+  for (const auto& [key, items] : lanes)
+    for (std::size_t j = depth; j < items.size(); ++j) {
+      R.slot_next[items[j - depth]] = items[j];
+      ++R.pending[items[j]];
     }
-  }
 
   // ---- SimGrid platform ----
   std::vector<std::string> args = {"ccsim",
                                    "--log=root.thres:critical",
                                    "--cfg=network/model:CM02",
+                                   "--cfg=network/optim:Full",
                                    "--cfg=network/latency-factor:1",
                                    "--cfg=network/bandwidth-factor:1",
                                    "--cfg=network/TCP-gamma:0",
                                    "--cfg=network/crosstraffic:0",
                                    "--cfg=contexts/stack-size:128"};
+  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back(std::string("--cfg=") + extra);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
@@ -356,15 +375,17 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     R.route_src.push_back(src);
     R.route_dst.push_back(dst);
   }
-  auto* driver = zone->create_host("driver", 1e9);
   zone->seal();
 
   R.start.assign(nrep, 0.0);
   R.end.assign(nrep, 0.0);
-  for (std::size_t a = 0; a < actor_items.size(); ++a) R.sems.push_back(sg4::Semaphore::create(0));
-  for (std::size_t a = 0; a < actor_items.size(); ++a)
-    sg4::Actor::create("a" + std::to_string(a), driver, run_actor, &R, actor_items[a], static_cast<int>(a));
-  prof("platform+actors", pt);
+  R.comms.resize(nrep);
+  sg4::Activity::on_completion_cb([&R](const sg4::Activity& a) {
+    on_transfer_done(&R, static_cast<std::uint32_t>(a.get_data<std::uint32_t>() - R.reps.data()));
+  });
+  for (std::uint32_t i = 0; i < nrep; ++i)
+    if (R.pending[i] == 0) launch(&R, i);
+  prof("platform+launch", pt);
   engine.run();
   prof("run", pt);
   result.flows_simulated = nrep;

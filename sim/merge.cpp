@@ -32,7 +32,7 @@ MergedSchedule unmerged(const Schedule& schedule) {
 }
 
 MergedSchedule merge_identical_transfers(const Schedule& schedule) {
-  if (all_connections_steps_unique(schedule)) return unmerged(schedule);
+  if (schedule.keys_unique || all_connections_steps_unique(schedule)) return unmerged(schedule);
   MergedSchedule out;
   const auto count = schedule.transfers.size();
   out.merged_of.resize(count);

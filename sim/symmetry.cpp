@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <tuple>
 
 #include "common/flat_hash.h"
@@ -56,6 +59,11 @@ int node_anchor(const Topology& topo, VertexId a, VertexId b) {
   return anchor;
 }
 
+// Distances between a record and its image that hit recently, most recent first.
+using Offsets = std::vector<std::int64_t>;
+constexpr std::size_t kMaxOffsets = 16;
+constexpr std::int64_t kScanWindow = 1 << 15;
+
 struct Endpoints {
   VertexId from, to;
 };
@@ -80,13 +88,25 @@ bool rotate_hop(const Topology& topo, const Hop& h, Rotation r, Hop* out) {
 struct Context {
   const Topology& topo;
   const Schedule& schedule;
-  FlatKeyMap index;
   int n, gpn, rails, families;
 
   Context(const Topology& t, const Schedule& s)
-      : topo(t), schedule(s), index(s.transfers.size()), n(s.nranks), gpn(t.gpus_per_node()),
-        rails(std::max(1, t.nics_per_node())), families(1) {
+      : topo(t), schedule(s), n(s.nranks), gpn(t.gpus_per_node()), rails(std::max(1, t.nics_per_node())),
+        families(1) {
     for (const auto& tr : s.transfers) families = std::max(families, tr.family + 1);
+  }
+
+  // Builds the key -> record index; false when two records share a key (images could not be told
+  // apart). Schedules whose generator guarantees unique keys never need it unless a probe misses.
+  bool build_index() const {
+    if (std::getenv("CCSIM_PROFILE")) std::fprintf(stderr, "[profile] symmetry: building the record index\n");
+    index_ = std::make_unique<FlatKeyMap>(schedule.transfers.size());
+    for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
+      const auto& t = schedule.transfers[i];
+      std::uint64_t key;
+      if (!pack_transfer_key(t.src, t.dst, t.rail, t.family, t.step, &key) || !index_->insert(key, i)) return false;
+    }
+    return true;
   }
 
   int rotate_rank(int rank, Rotation r) const {
@@ -100,52 +120,85 @@ struct Context {
     return pack_transfer_key(rotate_rank(t.src, r), rotate_rank(t.dst, r), rail, family, t.step, key);
   }
 
-  bool image(std::uint32_t id, Rotation r, std::uint32_t* out) const {
-    std::uint64_t key;
-    return image_key(schedule.transfers[id], r, &key) && index.find(key, out);
-  }
-
-  // The same, trying index id + *offset first: generated schedules list rotated transfers at a
-  // constant distance, so a sequential probe usually hits and the hash table (whose random
-  // accesses dominate on schedules of millions of records) is the fallback.
-  bool image_near(std::uint32_t id, Rotation r, std::int64_t* offset, std::uint32_t* out) const {
+  // The record with the image key of record `id`. Generated schedules list rotated records at a few
+  // constant distances, so the distances that hit recently are tried first (sequential, cheap);
+  // the hash index (whose random accesses over millions of records dominate) is built only when
+  // they all miss. Keys must be unique (Schedule::keys_unique or a successful build_index()).
+  bool image_near(std::uint32_t id, Rotation r, Offsets* offsets, std::uint32_t* out) const {
     std::uint64_t key;
     if (!image_key(schedule.transfers[id], r, &key)) return false;
-    const std::int64_t guess = static_cast<std::int64_t>(id) + *offset;
-    if (guess >= 0 && guess < static_cast<std::int64_t>(schedule.transfers.size())) {
+    const auto size = static_cast<std::int64_t>(schedule.transfers.size());
+    for (std::size_t k = 0; k < offsets->size(); ++k) {
+      const std::int64_t guess = static_cast<std::int64_t>(id) + (*offsets)[k];
+      if (guess < 0 || guess >= size) continue;
       const Transfer& g = schedule.transfers[static_cast<std::size_t>(guess)];
       std::uint64_t gkey;
       if (pack_transfer_key(g.src, g.dst, g.rail, g.family, g.step, &gkey) && gkey == key) {
+        std::rotate(offsets->begin(), offsets->begin() + static_cast<std::ptrdiff_t>(k),
+                    offsets->begin() + static_cast<std::ptrdiff_t>(k) + 1);  // most recent first
         *out = static_cast<std::uint32_t>(guess);
         return true;
       }
     }
-    if (!index.find(key, out)) return false;
-    *offset = static_cast<std::int64_t>(*out) - static_cast<std::int64_t>(id);
+    if (!index_ && !scan_near(id, key, out)) {
+      if (!build_index()) return false;
+    }
+    if (index_ && !index_->find(key, out)) return false;
+    if (offsets->size() < kMaxOffsets) offsets->push_back(0);
+    std::rotate(offsets->begin(), offsets->end() - 1, offsets->end());
+    offsets->front() = static_cast<std::int64_t>(*out) - static_cast<std::int64_t>(id);
     return true;
   }
+
+  bool has_index() const { return index_ != nullptr; }
+  mutable long scans = 0;
+
+  // Looks for `key` among the records within kScanWindow of `id` (images of a rotation stay in the
+  // same step, and generators emit a step's records together); false when not there.
+  bool scan_near(std::uint32_t id, std::uint64_t key, std::uint32_t* out) const {
+    ++scans;
+    const auto size = static_cast<std::int64_t>(schedule.transfers.size());
+    for (std::int64_t d = 1; d <= kScanWindow; ++d)
+      for (std::int64_t guess : {static_cast<std::int64_t>(id) + d, static_cast<std::int64_t>(id) - d}) {
+        if (guess < 0 || guess >= size) continue;
+        const Transfer& g = schedule.transfers[static_cast<std::size_t>(guess)];
+        std::uint64_t gkey;
+        if (pack_transfer_key(g.src, g.dst, g.rail, g.family, g.step, &gkey) && gkey == key) {
+          *out = static_cast<std::uint32_t>(guess);
+          return true;
+        }
+      }
+    return false;
+  }
+
+ private:
+  mutable std::unique_ptr<FlatKeyMap> index_;
 };
 
 // The schedule maps onto itself under r: images exist with equal bytes and delay, and dependencies
-// map onto dependencies.
-bool schedule_invariant(const Context& c, Rotation r) {
+// map onto dependencies. With unique keys, sigma (record -> record with the image key) is
+// injective because the rotation is injective on keys, so it is a permutation of the records.
+bool schedule_invariant(const Context& c, Rotation r, std::vector<std::uint32_t>* sigma_out) {
   const Schedule& s = c.schedule;
+  const auto count = static_cast<std::uint32_t>(s.transfers.size());
+  std::vector<std::uint32_t>& sigma = *sigma_out;
+  sigma.resize(count);
+  Offsets offset;
+  for (std::uint32_t i = 0; i < count; ++i)
+    if (!c.image_near(i, r, &offset, &sigma[i])) return false;
   std::vector<std::uint32_t> rotated, expected;
-  std::int64_t offset = 0, dep_offset = 0;
-  for (std::uint32_t i = 0; i < s.transfers.size(); ++i) {
+  for (std::uint32_t i = 0; i < count; ++i) {
     const auto& t = s.transfers[i];
-    std::uint32_t j;
-    if (!c.image_near(i, r, &offset, &j)) return false;
-    const auto& u = s.transfers[j];
+    const auto& u = s.transfers[sigma[i]];
     if (u.dep_count != t.dep_count || u.delay_s != t.delay_s ||
         std::fabs(u.bytes - t.bytes) > 1e-12 * std::max(1.0, std::fabs(t.bytes)))
       return false;
-    rotated.clear();
-    for (std::uint32_t k = 0; k < t.dep_count; ++k) {
-      std::uint32_t d;
-      if (!c.image_near(s.deps_of(t)[k], r, &dep_offset, &d)) return false;
-      rotated.push_back(d);
+    if (t.dep_count == 1) {  // the common case, without the sort
+      if (sigma[s.deps_of(t)[0]] != s.deps_of(u)[0]) return false;
+      continue;
     }
+    rotated.clear();
+    for (std::uint32_t k = 0; k < t.dep_count; ++k) rotated.push_back(sigma[s.deps_of(t)[k]]);
     expected.assign(s.deps_of(u), s.deps_of(u) + u.dep_count);
     std::sort(rotated.begin(), rotated.end());
     std::sort(expected.begin(), expected.end());
@@ -290,38 +343,52 @@ Quotient identity_quotient(const Schedule& schedule) {
 Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
   if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus()) return identity_quotient(schedule);
   Context c(topo, schedule);
-  for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
-    const auto& t = schedule.transfers[i];
-    std::uint64_t key;
-    if (!pack_transfer_key(t.src, t.dst, t.rail, t.family, t.step, &key) || !c.index.insert(key, i))
-      return identity_quotient(schedule);  // records are not unique: images cannot be told apart
-  }
+  // Records must be unique by key, or images cannot be told apart.
+  if (!schedule.keys_unique && !c.build_index()) return identity_quotient(schedule);
   Quotient q;
   const RouteCache routes(c);
   const int shift = node_shift_candidate(topo);
-  if (shift > 0 && schedule_invariant(c, Rotation{shift, 0}) && routes_invariant(c, routes, Rotation{shift, 0}))
+  std::vector<std::uint32_t> node_sigma, rail_sigma;  // record -> its image under each generator
+  if (shift > 0 && schedule_invariant(c, Rotation{shift, 0}, &node_sigma) && routes_invariant(c, routes, Rotation{shift, 0}))
     q.node_shift = shift;
   const int gpn = topo.gpus_per_node();
   const bool rails_match = topo.nics_per_node() == gpn || topo.num_nodes() == 1;
   if (gpn > 1 && rails_match && (!schedule.families_follow_rails || c.families == topo.nics_per_node()) &&
-      schedule_invariant(c, Rotation{0, 1}) && routes_invariant(c, routes, Rotation{0, 1}))
+      schedule_invariant(c, Rotation{0, 1}, &rail_sigma) && routes_invariant(c, routes, Rotation{0, 1}))
     q.rail_rotation = true;
   if (q.node_shift == 0 && !q.rail_rotation) return identity_quotient(schedule);
   q.order = (q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1) * (q.rail_rotation ? gpn : 1);
 
-  // Representative: the image whose source is in nodes [0, shift) with local index 0 (if rails rotate).
-  q.rep_of.resize(schedule.transfers.size());
-  std::int64_t offset = 0;
-  for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
+  // Representative: the image whose source is in nodes [0, shift) with local index 0 (if rails
+  // rotate); every record must be reached exactly once.
+  const auto count = static_cast<std::uint32_t>(schedule.transfers.size());
+  std::vector<std::uint32_t> reps;
+  for (std::uint32_t i = 0; i < count; ++i) {
     const int src = schedule.transfers[i].src;
-    Rotation back;
-    if (q.node_shift > 0) back.nodes = -((src / gpn) / q.node_shift) * q.node_shift;
-    if (q.rail_rotation) back.local = -(src % gpn);
-    std::uint32_t r = i;
-    if ((back.nodes != 0 || back.local != 0) && !c.image_near(i, back, &offset, &r)) return identity_quotient(schedule);
-    q.rep_of[i] = r;
-    if (r == i) q.reps.push_back(i);
+    if ((q.node_shift == 0 || (src / gpn) < q.node_shift) && (!q.rail_rotation || src % gpn == 0)) reps.push_back(i);
   }
+  constexpr std::uint32_t kUnassigned = ~0u;
+  q.rep_of.assign(count, kUnassigned);
+  const int node_steps = q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1;
+  const int local_steps = q.rail_rotation ? gpn : 1;
+  std::size_t assigned = 0;
+  // The orbit of a representative, by walking the generators' permutations (verified above).
+  for (std::uint32_t r : reps) {
+    std::uint32_t x = r;
+    for (int m = 0; m < node_steps; ++m) {
+      std::uint32_t y = x;
+      for (int l = 0; l < local_steps; ++l) {
+        if (q.rep_of[y] != kUnassigned) return identity_quotient(schedule);  // not a free action after all
+        q.rep_of[y] = r;
+        ++assigned;
+        if (q.rail_rotation) y = rail_sigma[y];
+      }
+      if (q.node_shift > 0) x = node_sigma[x];
+    }
+  }
+  if (assigned != count) return identity_quotient(schedule);
+  if (std::getenv("CCSIM_PROFILE")) std::fprintf(stderr, "[profile] symmetry scans %ld\n", c.scans);
+  q.reps = std::move(reps);
   return q;
 }
 
