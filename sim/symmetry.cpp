@@ -255,6 +255,7 @@ bool rotate_vertex(const Topology& topo, VertexId v, Rotation r, VertexId* out) 
         index = mod(index + r.local, gpn);
         break;
       case VertexKind::NvSwitch:
+      case VertexKind::Reducer:
       case VertexKind::SpineSwitch: break;
       default: return false;  // CPU sockets and host memory do not rotate with the GPUs
     }
@@ -288,7 +289,10 @@ Quotient identity_quotient(const Schedule& schedule) {
 }
 
 Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
-  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus()) return identity_quotient(schedule);
+  // Schedules with switch endpoints (NVLS) are simulated whole: the rotations here act on GPU ranks
+  // only, and a switch's reduction link would be fixed by the rail rotation anyway.
+  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus() || !schedule.switches.empty())
+    return identity_quotient(schedule);
   Context c(topo, schedule);
   for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
     const auto& t = schedule.transfers[i];

@@ -22,7 +22,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us"}},
@@ -353,7 +353,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   // --- NVLink ---
   bool has_nvlink = false, nvswitch = false, nvls = false;
   int nvl_links = 0, nvl_gen = 0;
-  double nvl_Bps = 0, nvl_latency_s = 0;
+  double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0;
   if (node.has("nvlink")) {
     json out;
     Obj nv(node.at("nvlink"), "/node/nvlink", source, out);
@@ -372,6 +372,15 @@ Topology build_topology(const json& spec, const std::string& source) {
       nv.fail("nvswitch", "NVLink without NVSwitch (a direct NVLink bridge) needs exactly 2 GPUs per node (got " +
                               std::to_string(gpus) + ")");
     if (nvls && !nvswitch) nv.fail("nvls", "NVLink SHARP (nvls) requires nvswitch: true");
+    // The rate at which the switch's reduction units consume operand bytes (all NVSwitch chips of the
+    // node together). No public per-chip figure in bytes/s is known to ccsim, so the default is "not
+    // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
+    if (nv.has("nvls_reduce_GBps") && !nvls)
+      nv.fail("nvls_reduce_GBps", "a reduction rate needs nvls: true");
+    if (nvls) {
+      const double not_limiting = gpus * nvl_Bps / kGB;
+      nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", &not_limiting) * kGB;
+    }
     has_nvlink = true;
     node_out["nvlink"] = out;
   } else {
@@ -541,6 +550,12 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (has_nvlink) {
       if (nvswitch) {
         for (int i = 0; i < gpus; ++i) L(gpu_v[i], nvsw, LinkKind::NvLink, nvl_Bps, nvl_latency_s / 2, nvl_label);
+        if (nvls) {
+          // NVLink SHARP: the switch's reduction units as a vertex behind a link of the reduction rate;
+          // the reduction happens inside the switch, so the link adds no latency.
+          const VertexId red = V(VertexKind::Reducer, "nvswitch.sharp", 0);
+          L(nvsw, red, LinkKind::Reduction, nvls_reduce_Bps, 0.0, "NVLink SHARP reduction");
+        }
       } else {
         L(gpu_v[0], gpu_v[1], LinkKind::NvLink, nvl_Bps, nvl_latency_s, nvl_label + " bridge");
       }
