@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
         "host_memory_latency_us"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
-      {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us"}},
+      {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
 }
@@ -492,6 +492,16 @@ Topology build_topology(const json& spec, const std::string& source) {
   const double oversub = fabric.number("oversubscription", &d_over);
   if (!(oversub >= 1)) fabric.fail("oversubscription", "must be >= 1 (got " + fmt_num(oversub) + ")");
   const double sw_lat = fabric.non_negative("switch_latency_us", &d_sw_lat) * kMicro;
+  // In-network reduction (InfiniBand SHARP, NCCL's CollNet): every leaf switch gets reduction units.
+  // Default rate "not limiting": all its NIC ports delivering operands at full rate (docs/collnet.md).
+  const bool sharp = fabric.boolean("sharp", false);
+  double sharp_reduce_Bps = 0;
+  if (fabric.has("sharp_reduce_GBps") && !sharp) fabric.fail("sharp_reduce_GBps", "a reduction rate needs sharp: true");
+  if (sharp) {
+    if (nics == 0) fabric.fail("sharp", "in-network reduction needs NICs (node.nic.count >= 1)");
+    const double not_limiting = std::min(npl, nodes) * nic_Bps / kGB;
+    sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", &not_limiting) * kGB;
+  }
   resolved["fabric"] = fabric_out;
 
   // --- build the graph ---
@@ -609,6 +619,20 @@ Topology build_topology(const json& spec, const std::string& source) {
         up.latency_s = sw_lat;
         up.label = "leaf-spine " + std::to_string(in_group) + " x " + gbps_text(nic_gbps) + " / " + fmt_num(oversub);
         topo.add_link(leaf, spine, up);
+        if (sharp) {
+          Vertex rv;
+          rv.kind = VertexKind::Reducer;
+          rv.name = lv.name + ".sharp";
+          rv.index = r;
+          rv.group = g;
+          const VertexId red = topo.add_vertex(rv);
+          Link rl;
+          rl.kind = LinkKind::Reduction;
+          rl.bandwidth_Bps = sharp_reduce_Bps;
+          rl.latency_s = 0;
+          rl.label = "SHARP reduction";
+          topo.add_link(leaf, red, rl);
+        }
         for (int n = g * npl; n < g * npl + in_group; ++n) {
           VertexId nic_vx;
           topo.find_vertex(VertexKind::Nic, n, r, -1, &nic_vx);
