@@ -31,15 +31,26 @@ Schedule Schedule::scaled_to(double new_size_bytes) const {
 }
 
 std::vector<double> Schedule::bytes_sent_per_rank() const {
-  std::vector<double> sent(static_cast<std::size_t>(nranks), 0.0);
+  std::vector<double> sent(static_cast<std::size_t>(num_endpoints()), 0.0);
   for (const auto& t : transfers) sent.at(static_cast<std::size_t>(t.src)) += t.bytes;
   return sent;
+}
+
+std::vector<double> Schedule::bytes_received_per_rank() const {
+  std::vector<double> received(static_cast<std::size_t>(num_endpoints()), 0.0);
+  for (const auto& t : transfers) received.at(static_cast<std::size_t>(t.dst)) += t.bytes;
+  return received;
 }
 
 std::string Schedule::dump() const {
   std::ostringstream out;
   out << "# schedule " << collective << " " << algorithm << " nranks=" << nranks
       << " size_bytes=" << static_cast<unsigned long long>(size_bytes) << " transfers=" << transfers.size() << "\n";
+  if (!switches.empty()) {
+    out << "# switch endpoints:";
+    for (std::size_t k = 0; k < switches.size(); ++k) out << " " << nranks + static_cast<int>(k) << "=" << switches[k];
+    out << "\n";
+  }
   char buf[256];
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const auto& t = transfers[i];

@@ -1,6 +1,7 @@
 // A Schedule is pure data between the algorithms and the engine: who sends how many bytes to whom,
 // after which other transfers, with which fixed delay. It can be printed, diffed and tested without
-// the engine. Ranks are global GPU ranks (node * gpus_per_node + local index).
+// the engine. Ranks are global GPU ranks (node * gpus_per_node + local index); endpoints from nranks
+// on are switches (Schedule::switches), for algorithms whose switches reduce or replicate data (NVLS).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -9,7 +10,7 @@
 namespace ccsim {
 
 struct Transfer {
-  int src = 0;
+  int src = 0;            // endpoint: a GPU rank (< nranks) or nranks + k for switches[k]
   int dst = 0;
   int rail = -1;          // NIC index carrying an inter-node transfer on both sides (-1: the source GPU's NIC)
   double bytes = 0;       // bytes moved by this record (all channels and chunks it stands for)
@@ -47,6 +48,11 @@ struct Schedule {
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).
   bool keys_unique = false;
+  // Switch endpoints, by topology vertex name: endpoint nranks + k is the vertex named switches[k]
+  // (e.g. "n0.nvswitch", or "n0.nvswitch.sharp" for its reduction units). Transfers to or from a
+  // switch follow the preferred graph route (routing.h route_between). Empty for GPU-only schedules.
+  std::vector<std::string> switches;
+  int num_endpoints() const { return nranks + static_cast<int>(switches.size()); }
   std::vector<Transfer> transfers;      // dependencies always point to earlier transfers
   std::vector<std::uint32_t> deps;
 
@@ -59,8 +65,10 @@ struct Schedule {
   // (schedules of ring/tree algorithms are linear in the size).
   Schedule scaled_to(double new_size_bytes) const;
 
-  // Bytes leaving / entering each rank, for checks and reports.
+  // Bytes leaving each endpoint (GPU ranks, then switches), for checks and reports.
   std::vector<double> bytes_sent_per_rank() const;
+  // Bytes arriving at each endpoint (GPU ranks, then switches).
+  std::vector<double> bytes_received_per_rank() const;
 
   // One line per transfer: "#id step family src->dst rail bytes delay_us ch x chunks deps=[..]".
   std::string dump() const;

@@ -18,7 +18,7 @@ Usage:
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
-  ccsim schedule [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
+  ccsim schedule [--algo ring|nvls|nvls_tree] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
   ccsim help | --version
 
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,

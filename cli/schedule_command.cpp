@@ -1,6 +1,7 @@
 // `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
 #include <iostream>
 
+#include "algorithms/nvls.h"
 #include "algorithms/ring.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
@@ -16,6 +17,7 @@ int run_schedule(const std::vector<std::string>& argv) {
   specs.push_back({"", "channels", true, false});
   specs.push_back({"", "dump", false, false});
   specs.push_back({"", "expand", false, false});
+  specs.push_back({"", "algo", true, false});
   specs.push_back({"h", "help", false, false});
   const ParsedArgs args = parse_args(argv, specs);
   if (args.has("help")) {
@@ -26,6 +28,20 @@ int run_schedule(const std::vector<std::string>& argv) {
   const std::string collective = args.get("collective", "all_reduce");
   ring_steps(collective, 2);  // validates the name
   const double size = static_cast<double>(parse_size_bytes(args.get("size", "32M"), args.spelled("size")));
+  const std::string algo = args.get("algo", "ring");
+  if (algo == "nvls" || algo == "nvls_tree") {
+    // NVLS schedules: switch endpoints follow the GPU ranks (listed by the dump).
+    const Schedule s = algo == "nvls" ? nvls_schedule(topo, collective, size, Proto::Simple)
+                                      : nvls_tree_schedule(topo, collective, size, Proto::Simple);
+    std::cout << "# " << algo << ": " << s.nranks << " GPUs, " << s.switches.size() << " switch endpoints\n";
+    if (args.has("dump"))
+      std::cout << s.dump();
+    else
+      std::cout << "# " << s.transfers.size() << " transfers; add --dump to print them\n";
+    std::cout << std::flush;
+    return 0;
+  }
+  if (algo != "ring") throw InputError("--algo", "ccsim schedule builds ring, nvls or nvls_tree (got " + algo + ")");
   const int channels = parse_int_arg(args, "channels", 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1), 1);
   const RingPlan plan = plan_rings(topo, channels);
   RingScheduleOptions opts;

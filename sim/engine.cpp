@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "algorithms/endpoint_route.h"
 #include "sim/isolated_run.h"
 #include "sim/merge.h"
 #include "sim/symmetry.h"
@@ -271,7 +272,8 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     auto it = route_id.find(key);
     if (it == route_id.end()) {
       std::vector<Hop> hops;
-      for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) hops.push_back(canonical_hop(topo, h, q));
+      // Switch endpoints (NVLS) route along the graph; find_quotient never folds such schedules.
+      for (const Hop& h : transfer_route(topo, sched, t.src, t.dst, t.rail)) hops.push_back(canonical_hop(topo, h, q));
       it = route_id.emplace(key, static_cast<int>(routes.size())).first;
       routes.push_back(std::move(hops));
     }
@@ -405,8 +407,8 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     const std::size_t r = rep_of_original(i);
     const auto& t = original.transfers[i];
     result.time_s = std::max(result.time_s, R.end[r]);
-    result.rank_finish_s[t.src] = std::max(result.rank_finish_s[t.src], R.end[r]);
-    result.rank_finish_s[t.dst] = std::max(result.rank_finish_s[t.dst], R.end[r]);
+    if (t.src < original.nranks) result.rank_finish_s[t.src] = std::max(result.rank_finish_s[t.src], R.end[r]);
+    if (t.dst < original.nranks) result.rank_finish_s[t.dst] = std::max(result.rank_finish_s[t.dst], R.end[r]);
     if (options.record_transfers) {
       result.transfer_start_s[i] = R.start[r];
       result.transfer_end_s[i] = R.end[r];
@@ -481,7 +483,7 @@ namespace {
 // Same records in the same order with the same dependencies; bytes and delays may differ.
 bool same_structure(const Schedule& a, const Schedule& b) {
   if (a.transfers.size() != b.transfers.size() || a.deps != b.deps || a.nranks != b.nranks ||
-      a.families_follow_rails != b.families_follow_rails)
+      a.families_follow_rails != b.families_follow_rails || a.switches != b.switches)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

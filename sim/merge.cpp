@@ -67,6 +67,7 @@ MergedSchedule merge_identical_transfers(const Schedule& schedule) {
   s.algorithm = schedule.algorithm;
   s.nranks = schedule.nranks;
   s.size_bytes = schedule.size_bytes;
+  s.switches = schedule.switches;
   for (std::size_t g = 0; g < group_first.size(); ++g) {
     Transfer t = schedule.transfers[group_first[g]];
     t.lane = 0;

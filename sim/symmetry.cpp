@@ -308,6 +308,7 @@ bool rotate_vertex(const Topology& topo, VertexId v, Rotation r, VertexId* out) 
         index = mod(index + r.local, gpn);
         break;
       case VertexKind::NvSwitch:
+      case VertexKind::Reducer:
       case VertexKind::SpineSwitch: break;
       default: return false;  // CPU sockets and host memory do not rotate with the GPUs
     }
@@ -341,7 +342,10 @@ Quotient identity_quotient(const Schedule& schedule) {
 }
 
 Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
-  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus()) return identity_quotient(schedule);
+  // Schedules with switch endpoints (NVLS) are simulated whole: the rotations here act on GPU ranks
+  // only, and a switch's reduction link would be fixed by the rail rotation anyway.
+  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus() || !schedule.switches.empty())
+    return identity_quotient(schedule);
   Context c(topo, schedule);
   // Records must be unique by key, or images cannot be told apart.
   if (!schedule.keys_unique && !c.build_index()) return identity_quotient(schedule);

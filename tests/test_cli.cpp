@@ -175,6 +175,17 @@ TEST(Cli, ScheduleDump) {
   EXPECT_NE(r.out.find("bytes=1024 "), std::string::npos);
 }
 
+TEST(Cli, ScheduleDumpNvls) {
+  const CliRun r = ccsim("schedule --algo nvls --collective all_reduce -b 8K --topology dgx-h100 --dump");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // 8 heads x (8 operands + 1 sum + 1 store + 8 copies) of 8 KiB / 8 = 1 KiB; endpoints 8 and 9 are switches.
+  EXPECT_NE(r.out.find("transfers=144"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8=n0.nvswitch 9=n0.nvswitch.sharp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bytes=1024 "), std::string::npos);
+  const CliRun ll = ccsim("schedule --algo nvls_tree --topology dgx-h100");  // one node: NCCL disables NVLSTree
+  EXPECT_EQ(ll.code, 2);
+}
+
 }  // namespace
 }  // namespace ccsim
 

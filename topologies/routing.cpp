@@ -49,6 +49,7 @@ double kind_weight(LinkKind k) {
     case LinkKind::InterSocket: return 1e4;
     case LinkKind::Memory: return 1e5;
     case LinkKind::Network: return 1e6;
+    case LinkKind::Reduction: return 1.0;  // a dead end: only routes that end at a reducer use it
   }
   return 1e6;
 }

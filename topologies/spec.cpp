@@ -22,13 +22,13 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
-      {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us"}},
+      {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
 }
@@ -353,7 +353,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   // --- NVLink ---
   bool has_nvlink = false, nvswitch = false, nvls = false;
   int nvl_links = 0, nvl_gen = 0;
-  double nvl_Bps = 0, nvl_latency_s = 0;
+  double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0;
   if (node.has("nvlink")) {
     json out;
     Obj nv(node.at("nvlink"), "/node/nvlink", source, out);
@@ -372,6 +372,15 @@ Topology build_topology(const json& spec, const std::string& source) {
       nv.fail("nvswitch", "NVLink without NVSwitch (a direct NVLink bridge) needs exactly 2 GPUs per node (got " +
                               std::to_string(gpus) + ")");
     if (nvls && !nvswitch) nv.fail("nvls", "NVLink SHARP (nvls) requires nvswitch: true");
+    // The rate at which the switch's reduction units consume operand bytes (all NVSwitch chips of the
+    // node together). No public per-chip figure in bytes/s is known to ccsim, so the default is "not
+    // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
+    if (nv.has("nvls_reduce_GBps") && !nvls)
+      nv.fail("nvls_reduce_GBps", "a reduction rate needs nvls: true");
+    if (nvls) {
+      const double not_limiting = gpus * nvl_Bps / kGB;
+      nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", &not_limiting) * kGB;
+    }
     has_nvlink = true;
     node_out["nvlink"] = out;
   } else {
@@ -483,6 +492,16 @@ Topology build_topology(const json& spec, const std::string& source) {
   const double oversub = fabric.number("oversubscription", &d_over);
   if (!(oversub >= 1)) fabric.fail("oversubscription", "must be >= 1 (got " + fmt_num(oversub) + ")");
   const double sw_lat = fabric.non_negative("switch_latency_us", &d_sw_lat) * kMicro;
+  // In-network reduction (InfiniBand SHARP, NCCL's CollNet): every leaf switch gets reduction units.
+  // Default rate "not limiting": all its NIC ports delivering operands at full rate (docs/collnet.md).
+  const bool sharp = fabric.boolean("sharp", false);
+  double sharp_reduce_Bps = 0;
+  if (fabric.has("sharp_reduce_GBps") && !sharp) fabric.fail("sharp_reduce_GBps", "a reduction rate needs sharp: true");
+  if (sharp) {
+    if (nics == 0) fabric.fail("sharp", "in-network reduction needs NICs (node.nic.count >= 1)");
+    const double not_limiting = std::min(npl, nodes) * nic_Bps / kGB;
+    sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", &not_limiting) * kGB;
+  }
   resolved["fabric"] = fabric_out;
 
   // --- build the graph ---
@@ -541,6 +560,12 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (has_nvlink) {
       if (nvswitch) {
         for (int i = 0; i < gpus; ++i) L(gpu_v[i], nvsw, LinkKind::NvLink, nvl_Bps, nvl_latency_s / 2, nvl_label);
+        if (nvls) {
+          // NVLink SHARP: the switch's reduction units as a vertex behind a link of the reduction rate;
+          // the reduction happens inside the switch, so the link adds no latency.
+          const VertexId red = V(VertexKind::Reducer, "nvswitch.sharp", 0);
+          L(nvsw, red, LinkKind::Reduction, nvls_reduce_Bps, 0.0, "NVLink SHARP reduction");
+        }
       } else {
         L(gpu_v[0], gpu_v[1], LinkKind::NvLink, nvl_Bps, nvl_latency_s, nvl_label + " bridge");
       }
@@ -594,6 +619,20 @@ Topology build_topology(const json& spec, const std::string& source) {
         up.latency_s = sw_lat;
         up.label = "leaf-spine " + std::to_string(in_group) + " x " + gbps_text(nic_gbps) + " / " + fmt_num(oversub);
         topo.add_link(leaf, spine, up);
+        if (sharp) {
+          Vertex rv;
+          rv.kind = VertexKind::Reducer;
+          rv.name = lv.name + ".sharp";
+          rv.index = r;
+          rv.group = g;
+          const VertexId red = topo.add_vertex(rv);
+          Link rl;
+          rl.kind = LinkKind::Reduction;
+          rl.bandwidth_Bps = sharp_reduce_Bps;
+          rl.latency_s = 0;
+          rl.label = "SHARP reduction";
+          topo.add_link(leaf, red, rl);
+        }
         for (int n = g * npl; n < g * npl + in_group; ++n) {
           VertexId nic_vx;
           topo.find_vertex(VertexKind::Nic, n, r, -1, &nic_vx);

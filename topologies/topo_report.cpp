@@ -32,6 +32,7 @@ std::string short_kind(VertexKind k) {
     case VertexKind::Nic: return "NIC";
     case VertexKind::LeafSwitch: return "leaf";
     case VertexKind::SpineSwitch: return "spine";
+    case VertexKind::Reducer: return "switch reducer";
   }
   return "?";
 }

@@ -18,6 +18,7 @@ const char* to_string(VertexKind kind) {
     case VertexKind::Nic: return "NIC";
     case VertexKind::LeafSwitch: return "leaf switch";
     case VertexKind::SpineSwitch: return "spine switch";
+    case VertexKind::Reducer: return "switch reduction unit";
   }
   return "?";
 }
@@ -29,6 +30,7 @@ const char* to_string(LinkKind kind) {
     case LinkKind::InterSocket: return "inter-socket";
     case LinkKind::Memory: return "memory";
     case LinkKind::Network: return "network";
+    case LinkKind::Reduction: return "in-switch reduction";
   }
   return "?";
 }
@@ -74,6 +76,15 @@ EdgeId Topology::add_link(VertexId a, VertexId b, const Link& link) {
   // Stored with source < target, so that every edge descriptor (from boost::edges, out_edges or
   // a route's Hop) agrees on which direction is "forward".
   return boost::add_edge(std::min(a, b), std::max(a, b), link, graph_).first;
+}
+
+bool Topology::find_vertex_by_name(const std::string& name, VertexId* out) const {
+  for (auto [it, end] = boost::vertices(graph_); it != end; ++it)
+    if (graph_[*it].name == name) {
+      *out = *it;
+      return true;
+    }
+  return false;
 }
 
 bool Topology::find_vertex(VertexKind kind, int node, int index, int group, VertexId* out) const {

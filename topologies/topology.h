@@ -13,8 +13,12 @@
 
 namespace ccsim {
 
-enum class VertexKind { Gpu, NvSwitch, PcieSwitch, Cpu, HostMemory, Nic, LeafSwitch, SpineSwitch };
-enum class LinkKind { NvLink, Pcie, InterSocket, Memory, Network };
+// Reducer: the reduction units of a switch (NVLink SHARP in the NVSwitch chips, "n0.nvswitch.sharp"),
+// a vertex hanging off its switch by a Reduction link whose bandwidth is the rate at which the switch
+// consumes operand bytes. Only in-switch reductions (NVLS) cross it; it is a dead end, so no other
+// route passes through it.
+enum class VertexKind { Gpu, NvSwitch, PcieSwitch, Cpu, HostMemory, Nic, LeafSwitch, SpineSwitch, Reducer };
+enum class LinkKind { NvLink, Pcie, InterSocket, Memory, Network, Reduction };
 enum class Transport { InfiniBand, RoCE, TcpSockets };
 
 const char* to_string(VertexKind kind);
@@ -82,6 +86,8 @@ class Topology {
   VertexId nic(int node, int index) const { return nics_.at(node * nics_per_node_ + index); }
   // Looks a vertex up by (kind, node, index, group); returns false if absent.
   bool find_vertex(VertexKind kind, int node, int index, int group, VertexId* out) const;
+  // Looks a vertex up by its unique name (linear scan: for the few switch endpoints of a schedule).
+  bool find_vertex_by_name(const std::string& name, VertexId* out) const;
   EdgeId edge_between(VertexId a, VertexId b) const;               // throws if none
 
   // --- node-level facts the algorithms need ---

@@ -1,0 +1,289 @@
+#include "algorithms/nvls.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "algorithms/endpoint_route.h"
+#include "algorithms/tree.h"
+#include "common/error.h"
+#include "topologies/routing.h"
+
+namespace ccsim {
+
+bool nvls_supported(const Topology& topo) { return topo.has_nvswitch && topo.nvls_capable; }
+
+namespace {
+
+void check_common(const Topology& topo, const char* algo, Proto proto) {
+  if (proto != Proto::Simple)
+    throw InputError("--proto", std::string(algo) + " runs the Simple protocol only in NCCL 2.30 (got " +
+                                    to_string(proto) + ")");
+  if (!nvls_supported(topo))
+    throw InputError("--algo", std::string(algo) + " needs NVSwitch nodes with NVLink SHARP (node.nvlink.nvls); topology " +
+                                   topo.name + " has none");
+}
+
+// Names of node v's NVSwitch and its reduction units.
+std::string vertex_name(const Topology& topo, VertexKind kind, int node) {
+  VertexId v;
+  if (!topo.find_vertex(kind, node, 0, -1, &v))
+    throw std::logic_error(std::string("topology has no ") + to_string(kind) + " in node " + std::to_string(node));
+  return topo.vertex(v).name;
+}
+
+// Helper that appends records with delays computed from their routes.
+struct Builder {
+  const Topology& topo;
+  Schedule& s;
+  int channels;
+
+  std::map<std::tuple<int, int, int>, double> latency_memo;  // switch routes are not memoized by routing.cpp
+
+  double route_latency(int src, int dst, int rail) {
+    const auto key = std::make_tuple(src, dst, rail);
+    const auto it = latency_memo.find(key);
+    if (it != latency_memo.end()) return it->second;
+    const double l = route_latency_s(topo, transfer_route(topo, s, src, dst, rail));
+    latency_memo.emplace(key, l);
+    return l;
+  }
+  // `fixed_s`: the latency an idle transfer should show; the route's physical part is subtracted.
+  std::uint32_t add(int src, int dst, int rail, double bytes, double fixed_s, int step, int family, int chunks,
+                    const std::vector<std::uint32_t>& deps) {
+    Transfer t;
+    t.src = src;
+    t.dst = dst;
+    t.rail = rail;
+    t.bytes = bytes;
+    t.delay_s = std::max(0.0, fixed_s - route_latency(src, dst, rail));
+    t.step = step;
+    t.family = family;
+    t.channels = channels;
+    t.chunks = chunks;
+    return s.add(t, deps);
+  }
+};
+
+}  // namespace
+
+Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto) {
+  check_common(topo, "NVLS", proto);
+  return nvls_schedule(topo, collective, size_bytes, NvlsOptions{});
+}
+
+Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes,
+                       const NvlsOptions& options) {
+  check_common(topo, "NVLS", Proto::Simple);
+  if (topo.num_nodes() != 1)
+    throw InputError("--algo", "NVLS across nodes needs CollNet (SHARP) in NCCL 2.30; use NVLSTree for " +
+                                   std::to_string(topo.num_nodes()) + " nodes");
+  const bool reduce = collective == "all_reduce" || collective == "reduce_scatter";
+  const bool store = collective == "all_reduce" || collective == "all_gather";
+  if (!reduce && !store)
+    throw InputError("--collective", "NVLS runs all_reduce, reduce_scatter and all_gather (got " + collective + ")");
+  Schedule s;
+  s.collective = collective;
+  s.algorithm = "nvls";
+  s.nranks = topo.num_gpus();
+  s.size_bytes = size_bytes;
+  const int n = s.nranks;
+  if (n < 2) return s;
+  s.switches = {vertex_name(topo, VertexKind::NvSwitch, 0), vertex_name(topo, VertexKind::Reducer, 0)};
+  const int sw = n, red = n + 1;
+  const double slice = size_bytes / n;  // head j's part of the buffer
+  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / options.chunk_bytes)));
+  Builder b{topo, s, options.channels, {}};
+  for (int j = 0; j < n; ++j) {
+    // Family j: head j's slice. Step 0 is its ld_reduce, step 1 its st; all concurrent (cut-through).
+    if (reduce) {
+      for (int i = 0; i < n; ++i) b.add(i, red, -1, slice, options.intra_s, 0, j, chunks, {});
+      b.add(red, j, -1, slice, options.intra_s, 0, j, chunks, {});
+    }
+    if (store) {
+      b.add(j, sw, -1, slice, options.intra_s, 1, j, chunks, {});
+      for (int i = 0; i < n; ++i) b.add(sw, i, -1, slice, options.intra_s, 1, j, chunks, {});
+    }
+  }
+  return s;
+}
+
+std::vector<int> nvls_tree_heads(const Topology& topo) {
+  const int gpus = topo.gpus_per_node();
+  const int rails = std::min(topo.nics_per_node(), gpus);
+  std::vector<int> heads;
+  for (int rail = 0; rail < rails; ++rail) {
+    int head = -1;
+    for (int g = 0; g < gpus && head < 0; ++g)
+      if (nic_for_gpu(topo, g) == rail && std::find(heads.begin(), heads.end(), g) == heads.end()) head = g;
+    if (head < 0) head = rail % gpus;
+    heads.push_back(head);
+  }
+  return heads;
+}
+
+int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options) {
+  const int heads = std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
+  const int families = 2 * heads;
+  const int per_family_channels = std::max(1, options.channels / families);
+  const double per_channel = size_bytes / families / per_family_channels;
+  const double c = std::ceil(per_channel / options.chunk_bytes);
+  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+}
+
+Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto) {
+  check_common(topo, "NVLSTree", proto);
+  return nvls_tree_schedule(topo, collective, size_bytes, NvlsOptions{});
+}
+
+Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes,
+                            const NvlsOptions& options) {
+  check_common(topo, "NVLSTree", Proto::Simple);
+  if (collective != "all_reduce")
+    throw InputError("--collective", "NVLSTree runs all_reduce only in NCCL 2.30 (got " + collective + ")");
+  const int nodes = topo.num_nodes();
+  if (nodes < 2) throw InputError("--algo", "NVLSTree needs several nodes (NCCL disables it on one node); use NVLS");
+  if (topo.nics_per_node() < 1) throw InputError("--algo", "NVLSTree needs NICs between the nodes");
+  Schedule s;
+  s.collective = collective;
+  s.algorithm = "nvls_tree";
+  s.nranks = topo.num_gpus();
+  s.size_bytes = size_bytes;
+  const int gpn = topo.gpus_per_node();
+  for (int v = 0; v < nodes; ++v) {
+    s.switches.push_back(vertex_name(topo, VertexKind::NvSwitch, v));
+    s.switches.push_back(vertex_name(topo, VertexKind::Reducer, v));
+  }
+  const auto sw = [&](int v) { return s.nranks + 2 * v; };
+  const auto red = [&](int v) { return s.nranks + 2 * v + 1; };
+
+  const std::vector<int> heads = nvls_tree_heads(topo);
+  const int H = static_cast<int>(heads.size());
+  const int families = 2 * H;
+  const int chunks = nvls_tree_chunks(topo, size_bytes, options);
+  const double c = size_bytes / families / chunks;  // bytes of one chunk of one family
+  Builder b{topo, s, std::max(1, options.channels / families), {}};
+
+  // Per tree: parent and children of every node (NCCL's double binary tree) and a top-down order.
+  struct NodeTree {
+    int root = 0;
+    std::vector<int> parent;
+    std::vector<std::vector<int>> children;
+    std::vector<int> top_down;
+  };
+  NodeTree trees[2];
+  for (int t = 0; t < 2; ++t) {
+    NodeTree& nt = trees[t];
+    nt.parent.assign(nodes, -1);
+    nt.children.assign(nodes, {});
+    for (int v = 0; v < nodes; ++v) {
+      const BtreeLinks l = nccl_dtree(nodes, v, t);
+      nt.parent[v] = l.up;
+      if (l.up < 0) nt.root = v;
+      if (l.down0 >= 0) nt.children[v].push_back(l.down0);
+      if (l.down1 >= 0) nt.children[v].push_back(l.down1);
+    }
+    nt.top_down.push_back(nt.root);
+    for (std::size_t i = 0; i < nt.top_down.size(); ++i)
+      for (int ch : nt.children[nt.top_down[i]]) nt.top_down.push_back(ch);
+  }
+
+  std::vector<std::uint32_t> up(nodes), down(nodes);
+  // result[f][v]: the last ld_reduce sum of family f delivered to node v's head.
+  std::vector<std::vector<std::uint32_t>> result_of(families, std::vector<std::uint32_t>(nodes));
+  for (int k = 0; k < chunks; ++k) {
+    for (int h = 0; h < H; ++h) {
+      for (int t = 0; t < 2; ++t) {
+        const NodeTree& nt = trees[t];
+        const int f = 2 * h + t;
+        const int rail = h;
+        auto head = [&](int v) { return v * gpn + heads[h]; };
+        // ld_reduce inside every node: operands and the sum to the head run concurrently. The first
+        // wave pays NVLSTree's intra-node latency (the operation's launch, baseLat being 0).
+        // A head's reduce warps issue one chunk after the other: chunk k's ld_reduce starts when chunk
+        // k-1's sum has arrived (without this, the engine's window would run several chunks side by
+        // side at a fraction of the rate each, and the first sum would come late).
+        const double intra = k == 0 ? options.tree_intra_s : 0.0;
+        std::vector<std::uint32_t>& result = result_of[f];
+        for (int v = 0; v < nodes; ++v) {
+          std::vector<std::uint32_t> prev;
+          if (k > 0) prev.push_back(result[v]);
+          for (int i = 0; i < gpn; ++i) b.add(v * gpn + i, red(v), -1, c, intra, k, f, 1, prev);
+          result[v] = b.add(red(v), head(v), -1, c, intra, k, f, 1, prev);
+        }
+        // Up the tree: a head sends once it has its node's sum and its children's partial sums.
+        for (auto it = nt.top_down.rbegin(); it != nt.top_down.rend(); ++it) {
+          const int v = *it;
+          if (v == nt.root) continue;
+          std::vector<std::uint32_t> deps{result[v]};
+          for (int ch : nt.children[v]) deps.push_back(up[ch]);
+          up[v] = b.add(head(v), head(nt.parent[v]), rail, c, options.net_step_s, k, f, 1, deps);
+        }
+        // Down the tree, and multimem.st of the result into every node as soon as its head has it
+        // (the store and the switch's copies are concurrent: cut-through).
+        for (int v : nt.top_down) {
+          std::vector<std::uint32_t> have;
+          if (v == nt.root) {
+            have.push_back(result[v]);
+            for (int ch : nt.children[v]) have.push_back(up[ch]);
+          } else {
+            have.push_back(down[v]);
+          }
+          for (int ch : nt.children[v]) down[ch] = b.add(head(v), head(ch), rail, c, options.net_step_s, k, f, 1, have);
+          b.add(head(v), sw(v), -1, c, 0.0, k, f, 1, have);
+          for (int i = 0; i < gpn; ++i) b.add(sw(v), v * gpn + i, -1, c, 0.0, k, f, 1, have);
+        }
+      }
+    }
+  }
+  return s;
+}
+
+namespace {
+
+// Per-direction bandwidth of GPU 0's link to its NVSwitch and of node 0's reduction link.
+double gpu_switch_Bps(const Topology& topo) {
+  VertexId sw;
+  if (!topo.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &sw)) throw std::logic_error("no NVSwitch");
+  return topo.link(topo.edge_between(topo.gpu(0), sw)).bandwidth_Bps;
+}
+double reduce_Bps(const Topology& topo) {
+  VertexId sw, red;
+  if (!topo.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &sw) || !topo.find_vertex(VertexKind::Reducer, 0, 0, -1, &red))
+    throw std::logic_error("no NVLS reducer");
+  return topo.link(topo.edge_between(sw, red)).bandwidth_Bps;
+}
+
+}  // namespace
+
+double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
+                               const NvlsOptions& options) {
+  const double n = topo.num_gpus();
+  const double B = gpu_switch_Bps(topo), R = reduce_Bps(topo), S = size_bytes;
+  double bw_s = 0;
+  if (collective == "all_reduce") bw_s = std::max(S * (1 + 1 / n) / B, n * S / R);
+  else if (collective == "reduce_scatter") bw_s = std::max(S / B, n * S / R);
+  else if (collective == "all_gather") bw_s = S / B;
+  else throw InputError("--collective", "NVLS runs all_reduce, reduce_scatter and all_gather (got " + collective + ")");
+  return options.intra_s + bw_s;
+}
+
+double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, const NvlsOptions& options) {
+  const int nodes = topo.num_nodes();
+  const std::vector<int> heads = nvls_tree_heads(topo);
+  const double H = static_cast<double>(heads.size());
+  const double C = nvls_tree_chunks(topo, size_bytes, options);
+  const double c = size_bytes / (2 * H) / C;
+  int d = 0;
+  while ((1 << d) < nodes) ++d;
+  const double B = gpu_switch_Bps(topo);
+  const double beta = route_bandwidth_Bps(topo, route_between_gpus(topo, heads[0], topo.gpus_per_node() + heads[0], 0));
+  const double r = beta / (nodes == 2 ? 2.0 : 4.0);
+  const double n = topo.gpus_per_node();
+  const double network = options.tree_intra_s + 2 * H * c / B + 2 * d * options.net_step_s + (C + 2 * d - 1) * c / r;
+  const double intra = options.tree_intra_s + size_bytes * (1 + 1 / n) / B;
+  return std::max(network, intra);
+}
+
+}  // namespace ccsim

@@ -1,0 +1,92 @@
+// NCCL's NVLS algorithms as Schedules with switch endpoints (docs/nvls.md).
+//
+// NVLS ("NVLink SHARP", NCCL 2.30 on sm90+ NVSwitch nodes) lets the NVSwitch reduce and replicate:
+// a GPU's multimem.ld_reduce makes the switch read the same address on every GPU and return the sum,
+// and multimem.st makes it write one GPU's data to every GPU. Every GPU is the "head" of 1/n of the
+// buffer. One node, all_reduce of S bytes on n GPUs, for head j's slice (S/n):
+//   ld_reduce  GPU i -> switch reducer (every i, S/n each), reducer -> GPU j (the sum, S/n)
+//   st         GPU j -> switch (S/n), switch -> GPU i (every i, S/n each)
+// so each GPU link carries S (operands) + S/n (its own slice's store) up and S/n + S down:
+// S(1 + 1/n) each way, against the ring's 2(n-1)/n S. reduce_scatter is the ld_reduce half (S up,
+// S/n down), all_gather the st half (S/n up, S down; S = the gathered size).
+//
+// NVLSTree (several nodes, all_reduce): inside every node the ld_reduce half delivers slice h (S/H,
+// H heads = one per NIC rail) to head GPU h, the heads of all nodes reduce and broadcast slice h over
+// NCCL's double binary tree on rail h (algorithms/tree.h nccl_dtree; each tree carries half), and
+// every head writes the result to its node by multimem.st.
+//
+// The switch's reduction units are a topology vertex ("nN.nvswitch.sharp", VertexKind::Reducer)
+// behind a link of the reduction rate (node.nvlink.nvls_reduce_GBps): ld_reduce operands cross it.
+#pragma once
+#include <string>
+
+#include "algorithms/nccl_model.h"
+#include "algorithms/schedule.h"
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+// NCCL 2.30 NVLS facts used here.
+constexpr int kNvlsChannelsSm90 = 16;              // NCCL_NVLS_NCHANNELS default on sm90
+constexpr double kNvlsChunkBytes = 128.0 * 1024;   // NCCL_NVLS_CHUNKSIZE: per head and channel
+// NVLS kernels run chunkSteps = sliceSteps = 1: NCCL_STEPS = 8 chunks in flight per connection.
+constexpr int kNvlsPipelineDepth = 8;
+
+struct NvlsOptions {
+  int channels = kNvlsChannelsSm90;   // recorded in Transfer::channels (channels share path and timing)
+  double chunk_bytes = kNvlsChunkBytes;
+  int max_chunks = 64;                // NVLSTree: chunks per tree family, like the Tree's cap
+  // NCCL 2.30 latencies (Simple; baseLat is 0 for both algorithms): NVLS hwLat[NVLINK][NVLS] = 25 us
+  // per operation; NVLSTree hwLat[NVLINK][NVLSTree] = 25 us inside the node plus
+  // hwLat[NET][NVLSTree] = 20.9 us per network hop.
+  double intra_s = nccl230::hwLat[nccl230::kHwNvlink][static_cast<int>(Algo::NVLS)][2] * 1e-6;
+  double tree_intra_s = nccl230::hwLat[nccl230::kHwNvlink][static_cast<int>(Algo::NVLSTree)][2] * 1e-6;
+  double net_step_s = nccl230::hwLat[nccl230::kHwNet][static_cast<int>(Algo::NVLSTree)][2] * 1e-6;
+};
+
+// Whether the topology's nodes can run NVLS (NVSwitch with NVLink SHARP: node.nvlink.nvls).
+bool nvls_supported(const Topology& topo);
+
+// NVLS on one node: all_reduce, reduce_scatter or all_gather (`size_bytes` is the nccl-tests size:
+// the buffer, the input buffer, the gathered buffer). One record per connection; no dependencies:
+// multimem operations are cut-through, so all flows of the operation run concurrently (docs/nvls.md).
+// Every transfer's delay is the NVLS latency minus its route's physical latency. Linear in the size
+// (Schedule::scaled_to is valid). InputError when the topology has several nodes or no NVLS, when
+// the protocol is not Simple (NCCL runs NVLS with Simple only), or for another collective.
+Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto);
+Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes,
+                       const NvlsOptions& options);
+
+// NVLSTree across nodes (all_reduce only, as in NCCL). Chunked like the Tree: C = max(1,
+// min(max_chunks, ceil(bytes per family and channel / chunk_bytes))) chunks per family, so the
+// schedule is NOT linear in the size: rebuild it per size. Simulate with pipeline depth
+// kNvlsPipelineDepth. InputError on one node, without NVLS or NICs, or for another protocol or collective.
+Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto);
+Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes,
+                            const NvlsOptions& options);
+
+// ccsim's closed form of nvls_schedule (derived in docs/nvls.md): every flow starts after the NVLS
+// latency (the engine's idle flows show exactly that), and the busiest of three resources sets the
+// bandwidth term, B = the GPU <-> NVSwitch link (per direction), R = the switch's reduction rate:
+//   all_reduce:     T = intra + max(S(1 + 1/n) / B, n S / R)
+//   reduce_scatter: T = intra + max(S / B, n S / R)
+//   all_gather:     T = intra + S / B
+double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
+                               const NvlsOptions& options = {});
+
+// ccsim's closed form of nvls_tree_schedule when the network is the bottleneck (docs/nvls.md): the
+// pipelined double binary tree of tree.md on the heads' rail, after the first chunk's ld_reduce:
+//   T = tree_intra + 2H c / B + 2 d net_step + (C + 2d - 1) c / r
+// with H heads, C chunks of c = S / (2 H C) bytes per family, d = ceil(log2 nodes), and r a flow's
+// share of the busiest NIC direction: beta / 2 for 2 nodes, beta / 4 for more (an interior node sends
+// up + 2 down in one tree and up in the other), beta = the heads' route bottleneck across nodes.
+// Bounded below by the intra-node term tree_intra + S(1 + 1/n) / B. Within 2% of the engine for 2
+// and 4 nodes (tests); deeper trees drift as the Tree's do (docs/tree.md).
+double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, const NvlsOptions& options = {});
+
+// Heads of an NVLSTree: local GPU of each NIC rail (the first GPU affined to it), one per rail.
+std::vector<int> nvls_tree_heads(const Topology& topo);
+// Chunks per family of an NVLSTree for a size (the rule above).
+int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options);
+
+}  // namespace ccsim

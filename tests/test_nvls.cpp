@@ -1,0 +1,275 @@
+// NVLS and NVLSTree (algorithms/nvls.h) against hand-derived numbers: bytes per GPU link (S(1 + 1/n)
+// each way for all_reduce), the engine against ccsim's closed form, the switch's reduction rate as a
+// bottleneck, Ring vs NVLS on dgx-h100, and NCCL's applicability rules as input errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "algorithms/closed_form.h"
+#include "algorithms/nvls.h"
+#include "algorithms/ring.h"
+#include "common/error.h"
+#include "sim/engine.h"
+#include "test_helpers.h"
+
+namespace ccsim {
+namespace {
+
+using testing::preset;
+
+// One NVSwitch node of `gpus` GPUs with NVLink SHARP: 4 links x 25 GB/s at efficiency 1 = 100 GB/s per
+// direction per GPU, 0.5 us GPU-to-GPU (0.25 us per GPU<->switch link). With nodes > 1: one NIC per GPU
+// sharing a PCIe Gen5 x16 switch with it (efficiency 1: 63 GB/s), `nic_gbps` InfiniBand at efficiency 1.
+nlohmann::json nvls_spec(int gpus, int nodes = 1, double nic_gbps = 100, double reduce_GBps = 0) {
+  nlohmann::json nvlink = {{"generation", 4}, {"links_per_gpu", 4},   {"GBps_per_link", 25.0}, {"efficiency", 1.0},
+                           {"latency_us", 0.5}, {"nvswitch", true}, {"nvls", true}};
+  if (reduce_GBps > 0) nvlink["nvls_reduce_GBps"] = reduce_GBps;
+  nlohmann::json spec = {{"format", "ccsim-topology/1"},
+                         {"name", "test-nvls"},
+                         {"nodes", nodes},
+                         {"node",
+                          {{"gpu", {{"model", "H100-SXM5-80GB"}, {"arch", "sm90"}, {"count", gpus}}},
+                           {"nvlink", nvlink},
+                           {"cpu", {{"sockets", 1}, {"vendor", "intel"}}},
+                           {"pcie",
+                            {{"generation", 5}, {"lanes", 16}, {"switches_per_socket", gpus}, {"efficiency", 1.0}}},
+                           {"nic",
+                            {{"count", gpus}, {"Gbps", nic_gbps}, {"efficiency", 1.0}, {"transport", "ib"}}}}},
+                         {"fabric", {{"kind", "rail-optimized-fat-tree"}, {"nodes_per_leaf", 64}}}};
+  return spec;
+}
+
+constexpr double kB = 100e9;          // GPU <-> NVSwitch, per direction
+constexpr double kIntraS = 25e-6;     // NCCL 2.30 hwLat[NVLINK][NVLS][Simple] (baseLat 0)
+constexpr double kNetStepS = 20.9e-6; // hwLat[NET][NVLSTree][Simple]
+
+// Bytes per direction on the GPU <-> NVSwitch links and the reduction link, from the engine.
+struct LinkBytes {
+  std::map<std::string, double> up, down;  // by GPU name
+  double to_reducer = 0, from_reducer = 0;
+};
+LinkBytes link_bytes(const SimResult& r) {
+  LinkBytes b;
+  for (const auto& l : r.links) {
+    if (l.kind == LinkKind::Reduction) {
+      (l.to.find("sharp") != std::string::npos ? b.to_reducer : b.from_reducer) += l.bytes;
+    } else if (l.kind == LinkKind::NvLink) {
+      if (l.to.find("nvswitch") != std::string::npos) b.up[l.from] += l.bytes;
+      else b.down[l.to] += l.bytes;
+    }
+  }
+  return b;
+}
+
+TEST(Nvls, TopologyHasTheSwitchReducer) {
+  const Topology t = build_topology(nvls_spec(8), "test");
+  VertexId red, sw;
+  ASSERT_TRUE(t.find_vertex(VertexKind::Reducer, 0, 0, -1, &red));
+  ASSERT_TRUE(t.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &sw));
+  EXPECT_EQ(t.vertex(red).name, "n0.nvswitch.sharp");
+  // Default: not limiting = every GPU port's operands at full rate, 8 x 100 GB/s.
+  EXPECT_DOUBLE_EQ(t.link(t.edge_between(sw, red)).bandwidth_Bps, 8 * kB);
+  const Topology slow = build_topology(nvls_spec(8, 1, 100, 250), "test");
+  VertexId sw2, red2;
+  ASSERT_TRUE(slow.find_vertex(VertexKind::Reducer, 0, 0, -1, &red2));
+  ASSERT_TRUE(slow.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &sw2));
+  EXPECT_DOUBLE_EQ(slow.link(slow.edge_between(sw2, red2)).bandwidth_Bps, 250e9);
+  // The key needs nvls; a non-NVLS preset has no reducer.
+  nlohmann::json bad = nvls_spec(8);
+  bad["node"]["nvlink"]["nvls"] = false;
+  bad["node"]["nvlink"]["nvls_reduce_GBps"] = 100;
+  EXPECT_THROW(build_topology(bad, "test"), InputError);
+  EXPECT_FALSE(preset("hgx-a100", 1).find_vertex(VertexKind::Reducer, 0, 0, -1, &red));
+  EXPECT_TRUE(preset("dgx-h100", 2).find_vertex(VertexKind::Reducer, 1, 0, -1, &red));
+}
+
+TEST(Nvls, AllReduceBytesPerLinkAreSTimesOnePlusOneOverN) {
+  // n = 8, S = 8 MB. Head j's slice is S/8: 8 operands of S/8 up to the reducer, S/8 down to j,
+  // S/8 from j to the switch, 8 copies of S/8 down. Per GPU: up 8 x S/8 + S/8 = S(1 + 1/8),
+  // down S/8 + 8 x S/8 = S(1 + 1/8); the reduction link takes 64 x S/8 = 8 S and returns 8 x S/8 = S.
+  const Topology topo = build_topology(nvls_spec(8), "test");
+  const double S = 8e6;
+  const Schedule s = nvls_schedule(topo, "all_reduce", S, Proto::Simple);
+  ASSERT_EQ(s.switches.size(), 2u);
+  EXPECT_EQ(s.switches[0], "n0.nvswitch");
+  EXPECT_EQ(s.switches[1], "n0.nvswitch.sharp");
+  EXPECT_EQ(s.transfers.size(), 8u * (8 + 1 + 1 + 8));
+  const auto sent = s.bytes_sent_per_rank(), received = s.bytes_received_per_rank();
+  ASSERT_EQ(sent.size(), 10u);
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_NEAR(sent[g], S * 9 / 8, 1e-6);
+    EXPECT_NEAR(received[g], S * 9 / 8, 1e-6);
+  }
+  EXPECT_NEAR(received[8], S, 1e-6);      // switch: the 8 stores
+  EXPECT_NEAR(sent[8], 8 * S, 1e-6);      // switch: 8 copies of each
+  EXPECT_NEAR(received[9], 8 * S, 1e-6);  // reducer: every GPU's whole buffer
+  EXPECT_NEAR(sent[9], S, 1e-6);          // reducer: the sums
+  // The ring moves 2(n-1)/n S = 1.75 S per GPU and direction; NVLS 1.125 S.
+  const SimResult r = simulate_one(topo, s, {});
+  const LinkBytes b = link_bytes(r);
+  ASSERT_EQ(b.up.size(), 8u);
+  ASSERT_EQ(b.down.size(), 8u);
+  for (const auto& [gpu, bytes] : b.up) EXPECT_NEAR(bytes, S * 9 / 8, 1e-3) << gpu;
+  for (const auto& [gpu, bytes] : b.down) EXPECT_NEAR(bytes, S * 9 / 8, 1e-3) << gpu;
+  EXPECT_NEAR(b.to_reducer, 8 * S, 1e-3);
+  EXPECT_NEAR(b.from_reducer, S, 1e-3);
+  EXPECT_EQ(r.symmetry_order, 1);  // schedules with switch endpoints are simulated whole
+  EXPECT_EQ(r.rank_finish_s.size(), 8u);
+}
+
+TEST(Nvls, ReduceScatterAndAllGatherAreTheHalves) {
+  const Topology topo = build_topology(nvls_spec(4), "test");
+  const double S = 4e6;
+  // reduce_scatter: ld_reduce only. Up S (4 operands of S/4), down S/4.
+  const auto rs = nvls_schedule(topo, "reduce_scatter", S, Proto::Simple);
+  EXPECT_EQ(rs.transfers.size(), 4u * (4 + 1));
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_NEAR(rs.bytes_sent_per_rank()[g], S, 1e-6);
+    EXPECT_NEAR(rs.bytes_received_per_rank()[g], S / 4, 1e-6);
+  }
+  // all_gather (S = gathered size): st only. Up S/4, down S.
+  const auto ag = nvls_schedule(topo, "all_gather", S, Proto::Simple);
+  EXPECT_EQ(ag.transfers.size(), 4u * (1 + 4));
+  for (int g = 0; g < 4; ++g) {
+    EXPECT_NEAR(ag.bytes_sent_per_rank()[g], S / 4, 1e-6);
+    EXPECT_NEAR(ag.bytes_received_per_rank()[g], S, 1e-6);
+  }
+}
+
+TEST(Nvls, EngineMatchesClosedFormForEveryCollective) {
+  // Simple is the only protocol NCCL 2.30 runs NVLS with. Hand: T = 25 us + bytes on the busiest
+  // GPU link direction / 100 GB/s (reducer not limiting: 8 S / 800 GB/s = S / 100 GB/s < 1.125 S / B).
+  const Topology topo = build_topology(nvls_spec(8), "test");
+  const std::vector<double> sizes = {8, 1 << 20, 64 << 20, 1 << 30};
+  const std::map<std::string, double> per_byte = {
+      {"all_reduce", 9.0 / 8 / kB}, {"reduce_scatter", 1.0 / kB}, {"all_gather", 1.0 / kB}};
+  for (const auto& [coll, k] : per_byte) {
+    const Schedule s = nvls_schedule(topo, coll, sizes.back(), Proto::Simple);
+    const auto results = simulate_sweep(topo, s, sizes, {});
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const double hand = kIntraS + sizes[i] * k;
+      EXPECT_NEAR(nvls_closed_form_time_s(topo, coll, sizes[i]), hand, 1e-12 * hand);
+      EXPECT_NEAR(results[i].time_s, hand, 0.02 * hand) << coll << " " << sizes[i];
+    }
+  }
+  // The schedule is linear in the size: rebuilding gives the scaled records.
+  const Schedule a = nvls_schedule(topo, "all_reduce", 1e6, Proto::Simple);
+  const Schedule b = nvls_schedule(topo, "all_reduce", 3e6, Proto::Simple).scaled_to(1e6);
+  ASSERT_EQ(a.transfers.size(), b.transfers.size());
+  for (std::size_t i = 0; i < a.transfers.size(); ++i) EXPECT_DOUBLE_EQ(a.transfers[i].bytes, b.transfers[i].bytes);
+}
+
+TEST(Nvls, SlowSwitchReductionLimitsAllReduce) {
+  // R = 200 GB/s for 8 GPUs: the reducer must take 8 S, 8 S / 200 GB/s = S / 25 GB/s, 3.6x the links' S x 1.125 / 100 GB/s.
+  const Topology topo = build_topology(nvls_spec(8, 1, 100, 200), "test");
+  const double S = 256e6;
+  const double hand = kIntraS + 8 * S / 200e9;
+  EXPECT_NEAR(nvls_closed_form_time_s(topo, "all_reduce", S), hand, 1e-12 * hand);
+  const SimResult r = simulate_one(topo, nvls_schedule(topo, "all_reduce", S, Proto::Simple), {});
+  EXPECT_NEAR(r.time_s, hand, 0.02 * hand);
+  // all_gather does not reduce: unaffected.
+  const SimResult ag = simulate_one(topo, nvls_schedule(topo, "all_gather", S, Proto::Simple), {});
+  EXPECT_NEAR(ag.time_s, kIntraS + S / kB, 0.02 * (kIntraS + S / kB));
+}
+
+TEST(Nvls, ForcedRingIsSlowerOnDgxH100ByTheBytesPerLinkRatio) {
+  // dgx-h100: 8 GPUs, 370.8 GB/s per GPU <-> NVSwitch direction. At 4 GiB the bandwidth terms dominate:
+  // ring 2(n-1)/n S / B, NVLS (1 + 1/n) S / B, ratio 1.75 / 1.125 = 1.556 (latencies: ring
+  // 8.4 + 14 x 3.4 us, NVLS 25 us, 0.5% of the times).
+  const Topology topo = preset("dgx-h100", 1);
+  const double S = 4.0 * (1ull << 30);
+  const double B = 18 * 20.6e9;
+  const SimResult nv = simulate_one(topo, nvls_schedule(topo, "all_reduce", S, Proto::Simple), {});
+  const Schedule ring = ring_schedule(topo, plan_rings(topo, 24), "all_reduce", S, {});
+  const SimResult rg = simulate_one(topo, ring, {});
+  const double nv_hand = kIntraS + S * 9 / 8 / B;
+  const double ring_hand = 8.4e-6 + 14 * 3.4e-6 + S * 14 / 8 / B;
+  EXPECT_NEAR(nv.time_s, nv_hand, 0.02 * nv_hand);
+  EXPECT_NEAR(rg.time_s, ring_hand, 0.02 * ring_hand);
+  EXPECT_NEAR(rg.time_s / nv.time_s, ring_hand / nv_hand, 0.02 * ring_hand / nv_hand);
+  EXPECT_GT(rg.time_s / nv.time_s, 1.5);
+}
+
+TEST(Nvls, NcclApplicabilityAsInputErrors) {
+  const Topology one = build_topology(nvls_spec(8), "test");
+  EXPECT_THROW(nvls_schedule(one, "all_reduce", 1e6, Proto::LL), InputError);
+  EXPECT_THROW(nvls_schedule(one, "all_reduce", 1e6, Proto::LL128), InputError);
+  EXPECT_THROW(nvls_schedule(one, "broadcast", 1e6, Proto::Simple), InputError);
+  EXPECT_THROW(nvls_schedule(preset("hgx-a100", 1), "all_reduce", 1e6, Proto::Simple), InputError);
+  EXPECT_THROW(nvls_schedule(preset("dgx-h100", 2), "all_reduce", 1e6, Proto::Simple), InputError);
+  EXPECT_THROW(nvls_tree_schedule(one, "all_reduce", 1e6, Proto::Simple), InputError);
+  EXPECT_THROW(nvls_tree_schedule(preset("dgx-h100", 2), "all_gather", 1e6, Proto::Simple), InputError);
+  EXPECT_THROW(nvls_tree_schedule(preset("dgx-h100", 2), "all_reduce", 1e6, Proto::LL128), InputError);
+}
+
+TEST(NvlsTree, StructureAndBytesByHand) {
+  // 2 nodes x 4 GPUs: 4 heads (GPU h owns NIC h), 2 trees per head = 8 families of S/8.
+  const Topology topo = build_topology(nvls_spec(4, 2), "test");
+  EXPECT_EQ(nvls_tree_heads(topo), (std::vector<int>{0, 1, 2, 3}));
+  const double S = 8e6;
+  NvlsOptions o;
+  const int C = nvls_tree_chunks(topo, S, o);
+  // Per family S/8 = 1 MB over max(1, 16/8) = 2 channels = 500 kB per channel / 128 KiB -> 4 chunks.
+  EXPECT_EQ(C, 4);
+  const Schedule s = nvls_tree_schedule(topo, "all_reduce", S, Proto::Simple);
+  EXPECT_EQ(s.switches.size(), 4u);
+  // Per chunk and family: per node 4 operands + 1 sum + 1 store + 4 copies = 10, and 1 up + 1 down.
+  EXPECT_EQ(s.transfers.size(), static_cast<std::size_t>(C) * 8 * (2 * 10 + 2));
+  // Every GPU sends S operands and receives S of copies; a head h also sends and receives its
+  // slice S/4 to / from the switch side, and S/4 over the network (2 trees x S/8, one up + one down:
+  // with 2 nodes each head sends S/8 up in one tree and S/8 down in the other).
+  const auto sent = s.bytes_sent_per_rank(), received = s.bytes_received_per_rank();
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_NEAR(sent[r], S + S / 4 + S / 4, 1e-3) << r;
+    EXPECT_NEAR(received[r], S + S / 4 + S / 4, 1e-3) << r;
+  }
+  // Inter-node transfers are head to head on the head's rail.
+  for (const auto& t : s.transfers)
+    if (t.src < 8 && t.dst < 8 && t.src / 4 != t.dst / 4) {
+      EXPECT_EQ(t.src % 4, t.dst % 4);
+      EXPECT_EQ(t.rail, t.src % 4);
+    }
+}
+
+TEST(NvlsTree, LatencyBoundMatchesNcclNvlsTreeLatency) {
+  // 8 bytes: the intra-node ld_reduce (25 us incl. its route), 2 d network hops of 20.9 us, then the
+  // store (0.25 us physical). NCCL: 25 + 2 log2(nodes) x 20.9 us.
+  for (int nodes : {2, 4}) {
+    const Topology topo = build_topology(nvls_spec(4, nodes), "test");
+    const int d = nodes == 2 ? 1 : 2;
+    const double hand = kIntraS + 2 * d * kNetStepS + 0.25e-6;
+    const SimResult r = simulate_one(topo, nvls_tree_schedule(topo, "all_reduce", 8, Proto::Simple), {});
+    EXPECT_NEAR(r.time_s, hand, 0.02 * hand) << nodes;
+  }
+  const Topology dgx = preset("dgx-h100", 2);
+  const SimResult r = simulate_one(dgx, nvls_tree_schedule(dgx, "all_reduce", 8, Proto::Simple), {});
+  EXPECT_NEAR(r.time_s, kIntraS + 2 * kNetStepS, 0.02 * (kIntraS + 2 * kNetStepS));
+}
+
+TEST(NvlsTree, NetworkBoundMatchesPipelineClosedForm) {
+  // 100 Gb/s NICs (12.5 GB/s) under 100 GB/s NVLink: the network sets the pace.
+  for (int nodes : {2, 4}) {
+    const Topology topo = build_topology(nvls_spec(4, nodes, 100), "test");
+    const double S = 256.0 * (1 << 20);
+    NvlsOptions o;
+    const int C = nvls_tree_chunks(topo, S, o);
+    ASSERT_EQ(C, 64);
+    // Hand: c = S / (2 x 4 x 64) = 512 KiB; r = 12.5 GB/s / 2 (2 nodes) or / 4;
+    // T = 25 us + 8 c / 100 GB/s + 2 d x 20.9 us + (C + 2d - 1) c / r.
+    const double c = S / 8 / 64;
+    const int d = nodes == 2 ? 1 : 2;
+    const double r = 12.5e9 / (nodes == 2 ? 2 : 4);
+    const double hand = kIntraS + 8 * c / kB + 2 * d * kNetStepS + (C + 2 * d - 1) * c / r;
+    EXPECT_NEAR(nvls_tree_closed_form_time_s(topo, S, o), hand, 1e-9 * hand);
+    SimResult res = [&] {
+      EngineOptions e;
+      e.pipeline_depth = kNvlsPipelineDepth;
+      return simulate_one(topo, nvls_tree_schedule(topo, "all_reduce", S, Proto::Simple), e);
+    }();
+    EXPECT_NEAR(res.time_s, hand, 0.02 * hand) << nodes << " nodes: engine " << res.time_s;
+  }
+}
+
+}  // namespace
+}  // namespace ccsim
