@@ -1,11 +1,13 @@
 // `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
 #include <iostream>
 
+#include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "scenarios/collective_schedule.h"
 
 namespace ccsim {
 
@@ -14,6 +16,7 @@ int run_schedule(const std::vector<std::string>& argv) {
   specs.push_back({"", "collective", true, false});
   specs.push_back({"b", "size", true, false});
   specs.push_back({"", "channels", true, false});
+  specs.push_back({"r", "root", true, false});
   specs.push_back({"", "dump", false, false});
   specs.push_back({"", "expand", false, false});
   specs.push_back({"h", "help", false, false});
@@ -24,9 +27,20 @@ int run_schedule(const std::vector<std::string>& argv) {
   }
   const Topology topo = topology_from_args(args, "dgx-h100");
   const std::string collective = args.get("collective", "all_reduce");
-  ring_steps(collective, 2);  // validates the name
   const double size = static_cast<double>(parse_size_bytes(args.get("size", "32M"), args.spelled("size")));
   const int channels = parse_int_arg(args, "channels", 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1), 1);
+  if (is_chain_collective(collective) || is_p2p_collective(collective)) {
+    // Broadcast / reduce: the ring chain with Simple; sendrecv / alltoall: NCCL's P2P decisions.
+    const int root = parse_int_arg(args, "root", 0, 0);
+    if (root >= topo.num_gpus()) throw InputError("-r", "root " + std::to_string(root) + " is not a rank");
+    const CollectiveSchedule cs =
+        collective_schedule(topo, summarize_for_nccl(topo), collective, size, root, Proto::Simple, channels);
+    std::cout << "# " << collective << " as " << cs.label << ": " << cs.schedule.transfers.size() << " transfers\n";
+    if (args.has("dump")) std::cout << cs.schedule.dump();
+    std::cout << std::flush;
+    return 0;
+  }
+  ring_steps(collective, 2);  // validates the name
   const RingPlan plan = plan_rings(topo, channels);
   RingScheduleOptions opts;
   opts.expand_channels_and_chunks = args.has("expand");

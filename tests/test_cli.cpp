@@ -152,6 +152,13 @@ TEST(Cli, EveryNcclTestsCollectiveHasItsPerfCommand) {
   ASSERT_EQ(runs.at(0).rows.size(), 1u);
   EXPECT_EQ(runs[0].rows[0].count, 12u);  // 1000 / 4 / 16 = 15 elements, down to a multiple of 4
   EXPECT_EQ(runs[0].rows[0].size_bytes, 12u * 16 * 4);
+  // ccsim schedule shows them: one node, 32 MiB broadcast: 7 hops x (head, body, tail); alltoall: 8 x 7 messages.
+  const CliRun b = ccsim("schedule --collective broadcast -b 32M --topology dgx-h100");
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("# broadcast as Ring/Simple: 21 transfers"), std::string::npos) << b.out;
+  const CliRun t = ccsim("schedule --collective alltoall -b 1M --topology dgx-h100 --dump");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("# alltoall as P2P/Simple: 56 transfers"), std::string::npos) << t.out;
   expect_input_error(ccsim("broadcast_perf -r 8 -b 8 -e 8 --topology dgx-h100"), {"-r", "8"});
   expect_input_error(ccsim("alltoallv_perf -b 8 -e 8"), {"alltoallv"});
 }
