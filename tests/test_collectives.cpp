@@ -200,6 +200,14 @@ TEST(P2p, AlltoallSendsToEveryPeerThroughTheRailOfTheDestination) {
   }
   const auto sent = s.bytes_sent_per_rank();
   for (double b : sent) EXPECT_DOUBLE_EQ(b, 15 * size / 16);
+  // Proxy load with PXN: the proxy of the GPU on rail r posts the sends of all 8 local GPUs to the
+  // remote GPU on rail r (8) and completes the 8 receives from the other node: 16 x 1 us (Intel).
+  // 1 MiB per message: Simple, so a network message costs launch 8.4 + NET 14 + 16 us of fixed time.
+  ASSERT_DOUBLE_EQ(sum.net_overhead_us, 1.0);
+  for (const auto& t : s.transfers) {
+    const double fixed = t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail));
+    if (t.src / 8 != t.dst / 8) EXPECT_NEAR(fixed, (8.4 + 14 + 16) * 1e-6, 1e-12);
+  }
 }
 
 // Hand closed forms on n uniform single-GPU nodes (Intel CPU: proxy cost 1 us per message):
