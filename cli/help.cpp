@@ -9,10 +9,11 @@ void print_help() {
 
 Usage:
   ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
-                [--collective all_reduce|all_gather|reduce_scatter] [--format table|json|csv]
+                [--collective C] [--format table|json|csv]
                 [--output FILE] [--model engine|closed-form] [--algo A] [--proto P]
                 [--channels N] [--jobs N]
-  ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf [same flags as predict]
+  ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf | broadcast_perf | reduce_perf |
+        alltoall_perf | sendrecv_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
@@ -21,12 +22,14 @@ Usage:
   ccsim schedule [--algo ring|nvls|nvls_tree] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
   ccsim help | --version
 
+Collectives (C): all_reduce, all_gather, reduce_scatter, broadcast, reduce (root: -r), alltoall, sendrecv.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
   -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
 --algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
   The engine replays Ring (with the protocol NCCL's tuner picks for Ring); --model closed-form gives
-  NCCL 2.30.7's cost model of the tuner's choice for every algorithm.
+  NCCL 2.30.7's cost model of the tuner's choice for every algorithm. alltoall and sendrecv are
+  NCCL's grouped send/recv (no tuner: LL or Simple per message, docs/collectives.md).
 Presets: dgx-h100, hgx-a100, pcie-gen4-8gpu (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

@@ -10,6 +10,7 @@
 #include "common/text.h"
 #include "common/output_file.h"
 #include "common/units.h"
+#include "scenarios/collective_schedule.h"
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/predict.h"
 #include "scenarios/report_formats.h"
@@ -135,13 +136,21 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
             ", " + std::to_string(topo.num_nodes()) + " node(s) x " + std::to_string(topo.gpus_per_node()) +
             " GPUs = " + std::to_string(topo.num_gpus()) + " ranks",
         "# model: " + p.metadata["prediction"].get<std::string>(),
-        "# NCCL tuner (" + std::string(kNcclModelVersion) + ") picks: " + p.metadata["nccl_choice"].get<std::string>(),
+        (is_p2p_collective(req.collective) ? std::string("# NCCL (") + kNcclModelVersion + ", P2P: no tuner) picks: "
+                                              : "# NCCL tuner (" + std::string(kNcclModelVersion) + ") picks: ") + p.metadata["nccl_choice"].get<std::string>(),
         "# predicted as: " + p.metadata["predicted_as"].get<std::string>(),
-        "# ring alpha-beta (" + std::string(to_string(p.choices.back().ring_proto)) + "): launch " +
-            strprintf("%.2f", ab.launch_s * 1e6) + " us, alpha " + strprintf("%.2f", ab.alpha_s * 1e6) + " us/step, beta " +
-            strprintf("%.2f", ab.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes),
-        "# ring bottleneck (closed form): " + ab.bottleneck,
     };
+    if (is_p2p_collective(req.collective)) {
+      // The ring's alpha-beta says nothing about grouped send/recv.
+      pre.push_back("# P2P: NCCL's channels, LL/Simple rule and chunks per message, PXN across nodes, CPU proxy "
+                    "cost per network message (docs/collectives.md)");
+    } else {
+      pre.push_back("# ring alpha-beta (" + std::string(to_string(p.choices.back().ring_proto)) + "): launch " +
+                    strprintf("%.2f", ab.launch_s * 1e6) + " us, alpha " + strprintf("%.2f", ab.alpha_s * 1e6) +
+                    " us/step, beta " + strprintf("%.2f", ab.beta_Bps / 1e9) +
+                    " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes));
+      pre.push_back("# ring bottleneck (closed form): " + ab.bottleneck);
+    }
     if (req.calibration) {
       pre.push_back("# calibration: " + args.get("calibration") + " (class " +
                     p.metadata["calibration_class"].get<std::string>() + ")");

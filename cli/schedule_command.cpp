@@ -2,11 +2,13 @@
 #include <iostream>
 
 #include "algorithms/nvls.h"
+#include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "scenarios/collective_schedule.h"
 
 namespace ccsim {
 
@@ -15,6 +17,7 @@ int run_schedule(const std::vector<std::string>& argv) {
   specs.push_back({"", "collective", true, false});
   specs.push_back({"b", "size", true, false});
   specs.push_back({"", "channels", true, false});
+  specs.push_back({"r", "root", true, false});
   specs.push_back({"", "dump", false, false});
   specs.push_back({"", "expand", false, false});
   specs.push_back({"", "algo", true, false});
@@ -26,7 +29,6 @@ int run_schedule(const std::vector<std::string>& argv) {
   }
   const Topology topo = topology_from_args(args, "dgx-h100");
   const std::string collective = args.get("collective", "all_reduce");
-  ring_steps(collective, 2);  // validates the name
   const double size = static_cast<double>(parse_size_bytes(args.get("size", "32M"), args.spelled("size")));
   const std::string algo = args.get("algo", "ring");
   if (algo == "nvls" || algo == "nvls_tree") {
@@ -43,6 +45,18 @@ int run_schedule(const std::vector<std::string>& argv) {
   }
   if (algo != "ring") throw InputError("--algo", "ccsim schedule builds ring, nvls or nvls_tree (got " + algo + ")");
   const int channels = parse_int_arg(args, "channels", 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1), 1);
+  if (is_chain_collective(collective) || is_p2p_collective(collective)) {
+    // Broadcast / reduce: the ring chain with Simple; sendrecv / alltoall: NCCL's P2P decisions.
+    const int root = parse_int_arg(args, "root", 0, 0);
+    if (root >= topo.num_gpus()) throw InputError("-r", "root " + std::to_string(root) + " is not a rank");
+    const CollectiveSchedule cs =
+        collective_schedule(topo, summarize_for_nccl(topo), collective, size, root, Proto::Simple, channels);
+    std::cout << "# " << collective << " as " << cs.label << ": " << cs.schedule.transfers.size() << " transfers\n";
+    if (args.has("dump")) std::cout << cs.schedule.dump();
+    std::cout << std::flush;
+    return 0;
+  }
+  ring_steps(collective, 2);  // validates the name
   const RingPlan plan = plan_rings(topo, channels);
   RingScheduleOptions opts;
   opts.expand_channels_and_chunks = args.has("expand");

@@ -3,10 +3,12 @@
 #include <algorithm>
 
 #include "algorithms/nccl_channels.h"
+#include "algorithms/p2p.h"
 #include "algorithms/ring.h"
 #include "algorithms/step_timing.h"
 #include "common/units.h"
 #include "common/error.h"
+#include "scenarios/collective_schedule.h"
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/nccl_types.h"
 #include "scenarios/replay.h"
@@ -36,6 +38,7 @@ std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
 void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requested, int type_size, int nranks,
                                std::uint64_t* size_bytes, std::uint64_t* count) {
   const std::uint64_t ts = static_cast<std::uint64_t>(type_size);
+  if (nccl_tests_extra_size_and_count(collective, requested, type_size, nranks, size_bytes, count)) return;
   if (collective == "all_gather" || collective == "reduce_scatter") {
     const std::uint64_t per_rank = requested / ts / static_cast<std::uint64_t>(nranks);
     *count = per_rank;
@@ -129,14 +132,25 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
 }  // namespace
 
 Prediction predict(const Topology& topo, const PredictRequest& req) {
-  if (req.collective != "all_reduce" && req.collective != "all_gather" && req.collective != "reduce_scatter")
+  const bool chain = is_chain_collective(req.collective), p2p = is_p2p_collective(req.collective);
+  if (req.collective != "all_reduce" && req.collective != "all_gather" && req.collective != "reduce_scatter" && !chain &&
+      !p2p)
     throw InputError("--collective", "'" + req.collective +
-                                         "' is not available yet (available: all_reduce, all_gather, reduce_scatter)");
+                                         "' is not available (available: all_reduce, all_gather, reduce_scatter, "
+                                         "broadcast, reduce, alltoall, sendrecv)");
+  if (req.calibration && (chain || p2p))
+    throw InputError("--calibration", "calibrations describe ring all_reduce / all_gather / reduce_scatter; '" +
+                                          req.collective + "' is predicted from the topology only");
+  if (chain && (req.root < 0 || req.root >= topo.num_gpus()))
+    throw InputError("-r", "root " + std::to_string(req.root) + " is not a rank of this " +
+                               std::to_string(topo.num_gpus()) + "-rank communicator (valid: 0.." +
+                               std::to_string(topo.num_gpus() - 1) + ")");
   const int type_size = datatype_size(req.datatype);
   check_nccl_op(req.op);
   const int n = topo.num_gpus();
   const std::vector<std::uint64_t> requested = sweep_sizes(req.sweep);
-  const Func func = func_from_collective(req.collective);
+  // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
+  const Func func = p2p ? Func::AllReduce : func_from_collective(req.collective);
   const NcclTopoSummary summary = summarize_for_nccl(topo);
 
   std::vector<std::uint64_t> sizes, counts;
@@ -154,7 +168,9 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   ctx.collective = req.collective;
   ctx.ring_channels = req.channels;
   ctx.calibrated_timing = req.calibration ? &req.calibrated_timing : nullptr;
-  if (engine && !req.filter.allows(func, Algo::Ring, Proto::Simple) && !req.filter.allows(func, Algo::Ring, Proto::LL) &&
+  ctx.summary = &summary;
+  ctx.root = req.root;
+  if (engine && !p2p && !req.filter.allows(func, Algo::Ring, Proto::Simple) && !req.filter.allows(func, Algo::Ring, Proto::LL) &&
       !req.filter.allows(func, Algo::Ring, Proto::LL128)) {
     // Without Ring the engine needs every size's choice to be an algorithm it replays.
     for (auto size : sizes) {
@@ -168,6 +184,13 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   }
   for (auto size : sizes) {
     SizeChoice c;
+    if (p2p) {
+      c.nccl_algo = c.sim_algo = Algo::Ring;  // no NCCL algorithm: grouped send/recv
+      c.nccl_proto = c.ring_proto = c.sim_proto = p2p_protocol(topo, summary, req.collective, static_cast<double>(size));
+      c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
+      out.choices.push_back(c);
+      continue;
+    }
     const TunerChoice nccl = choose(summary, func, size, req.filter);
     c.nccl_algo = nccl.algo;
     c.nccl_proto = nccl.proto;
@@ -224,6 +247,13 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       ab.beta_Bps *= efficiency(s);
       times_s[i] = ring_closed_form_time_s(req.collective, n, s, ab);
     }
+  } else if (!engine && p2p) {
+    // NCCL has no P2P cost model: ccsim's closed form of the P2P schedule (algorithms/p2p.h).
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      times_s[i] = p2p_closed_form_time_s(topo, collective_schedule(topo, summary, req.collective,
+                                                                    static_cast<double>(sizes[i]), req.root,
+                                                                    Proto::Simple, channels)
+                                                    .schedule);
   } else if (!engine) {
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
   } else {
@@ -237,8 +267,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     row.size_bytes = sizes[i];
     row.count = counts[i];
     row.type = req.datatype;
-    row.redop = (req.collective == "all_gather") ? "none" : req.op;
-    row.root = -1;
+    row.redop = nccl_tests_redop(req.collective, req.op);
+    row.root = nccl_tests_root(req.collective, req.root);
     const double us = times_s[i] * 1e6;
     const double algbw = us > 0 ? static_cast<double>(sizes[i]) / 1e3 / us : 0.0;  // GB/s
     row.oop_time_us = row.ip_time_us = us;
@@ -250,8 +280,10 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   nlohmann::json meta;
   meta["ccsim_version"] = CCSIM_VERSION;
-  meta["prediction"] = engine ? "engine (SimGrid flow-level, max-min sharing) replaying the tuner's choice"
-                              : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
+  meta["prediction"] = engine ? std::string("engine (SimGrid flow-level, max-min sharing) replaying ") +
+                                   (p2p ? "NCCL's P2P send/recv" : "the tuner's choice")
+                       : p2p ? std::string("closed form: ccsim's P2P model (NCCL has no P2P cost model)")
+                             : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
   meta["collective"] = req.collective;
   meta["cost_model"] = kNcclModelVersion;
   meta["step_constants"] = kStepTimingSource;
@@ -259,10 +291,10 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   nlohmann::json per_size = nlohmann::json::array();
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const auto& c = out.choices[i];
-    nccl_labels.push_back(std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
+    nccl_labels.push_back(p2p ? c.simulated : std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
     sim_labels.push_back(c.simulated);
     per_size.push_back({{"size_bytes", sizes[i]},
-                        {"nccl_algorithm", to_string(c.nccl_algo)},
+                        {"nccl_algorithm", p2p ? "P2P" : to_string(c.nccl_algo)},
                         {"nccl_protocol", to_string(c.nccl_proto)},
                         {"nccl_model_time_us", c.nccl_time_us},
                         {"predicted", c.simulated}});

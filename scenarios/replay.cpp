@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "algorithms/ring.h"
+#include "scenarios/collective_schedule.h"
 
 namespace ccsim {
 
@@ -20,7 +21,30 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
 
 namespace {
 
+// Broadcast / reduce chains and P2P collectives: chunk counts and message protocols depend on the
+// size, so one schedule per size (scenarios/collective_schedule.h).
+ReplayRecipe per_size_collective_recipe(const ReplayContext& ctx, Proto proto) {
+  const int channels = ctx.ring_channels > 0 ? ctx.ring_channels : default_ring_channels(*ctx.topo);
+  const Topology* topo = ctx.topo;
+  const NcclTopoSummary* summary = ctx.summary;
+  const std::string collective = ctx.collective;
+  const int root = ctx.root;
+  const CollectiveSchedule probe = collective_schedule(*topo, *summary, collective, 1.0, root, proto, channels);
+  ReplayRecipe r;
+  r.algo = Algo::Ring;
+  r.proto = proto;
+  r.label = is_p2p_collective(collective) ? std::string("P2P/") + to_string(proto) : std::string("Ring/") + to_string(proto);
+  r.pipeline_depth = probe.pipeline_depth;
+  r.linear_in_size = false;
+  r.build = [topo, summary, collective, root, proto, channels](double size_bytes) {
+    return collective_schedule(*topo, *summary, collective, size_bytes, root, proto, channels).schedule;
+  };
+  return r;
+}
+
 ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
+  if (is_chain_collective(ctx.collective) || is_p2p_collective(ctx.collective))
+    return per_size_collective_recipe(ctx, proto);
   RingProtocol p = ring_protocol(proto);
   // Calibrated timing: the fitted bandwidth is already the data rate, so no wire overhead is added.
   if (ctx.calibrated_timing) {

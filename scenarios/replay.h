@@ -18,6 +18,8 @@ struct ReplayContext {
   std::string collective;                       // "all_reduce", ...
   int ring_channels = 0;                        // ring channels; 0: two per NIC rail (multi-node) / two (one node)
   const StepTiming* calibrated_timing = nullptr;  // set: replay the ring with fitted timing, no wire overhead
+  const NcclTopoSummary* summary = nullptr;     // NCCL's view of the topology (P2P channels, proxy cost)
+  int root = 0;                                 // broadcast / reduce root
 };
 
 struct ReplayRecipe {
@@ -33,7 +35,9 @@ struct ReplayRecipe {
 // says so in words for the report.
 bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why);
 
-// The recipe for (algo, proto). Precondition: engine_replays(ctx, algo).
+// The recipe for (algo, proto). Precondition: engine_replays(ctx, algo). Broadcast and reduce run
+// Ring as a pipelined chain; sendrecv and alltoall are NCCL's P2P path whatever `algo` says (NCCL
+// has no algorithm choice for them), with `proto` its per-message protocol.
 ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto);
 
 // The ring channels predict uses by default: two per NIC rail across nodes, two on one node.

@@ -112,6 +112,57 @@ TEST(Cli, CsvAndClosedFormModel) {
   EXPECT_NEAR(std::stod(fields[5]), expected_us, 1e-6 * expected_us);
 }
 
+// Every nccl-tests binary name: the table parses back with nccl-tests' conventions for its
+// collective (redop and root columns, size rounding, busbw = algbw x factor).
+TEST(Cli, EveryNcclTestsCollectiveHasItsPerfCommand) {
+  struct Case {
+    std::string args, collective, redop;
+    int root;
+    double busbw_factor;  // n = 16 (2 x dgx-h100) or 8 (1 node)
+  };
+  const std::vector<Case> cases = {
+      {"broadcast_perf -b 8 -e 4M -f 64 -r 3 --topology dgx-h100", "broadcast", "none", 3, 1.0},
+      {"reduce_perf -b 8 -e 4M -f 64 -r 5 -o max --topology dgx-h100 --nodes 2", "reduce", "max", 5, 1.0},
+      {"alltoall_perf -b 1K -e 4M -f 64 --topology dgx-h100 --nodes 2", "alltoall", "none", -1, 15.0 / 16.0},
+      {"sendrecv_perf -b 8 -e 4M -f 64 --topology dgx-h100 --nodes 2", "sendrecv", "sum", -1, 1.0},
+      {"predict --collective alltoall -b 1K -e 1K --topology dgx-h100 --model closed-form", "alltoall", "none", -1,
+       7.0 / 8.0},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = ccsim(c.args);
+    ASSERT_EQ(r.code, 0) << c.args << ": " << r.err;
+    EXPECT_NE(r.out.find("# Collective test starting: " + c.collective + "_perf"), std::string::npos) << c.args;
+    std::istringstream in(r.out);
+    const auto runs = parse_nccl_tests_log(in, "stdout");
+    ASSERT_EQ(runs.size(), 1u) << c.args;
+    EXPECT_EQ(runs[0].collective, c.collective);
+    ASSERT_FALSE(runs[0].rows.empty());
+    for (const auto& row : runs[0].rows) {
+      EXPECT_EQ(row.redop, c.redop) << c.args;
+      EXPECT_EQ(row.root, c.root) << c.args;
+      EXPECT_GT(row.oop_time_us, 0.0);
+      EXPECT_NEAR(row.oop_busbw_GBps, row.oop_algbw_GBps * c.busbw_factor, 0.011) << c.args;
+    }
+  }
+  // alltoall on 16 ranks, float, -b 1000: 1000 / 4 / 16 = 15 elements per peer, down to a multiple of 16/4.
+  const CliRun a = ccsim("alltoall_perf -b 1000 -e 1000 --topology dgx-h100 --nodes 2 --model closed-form");
+  ASSERT_EQ(a.code, 0) << a.err;
+  std::istringstream in(a.out);
+  const auto runs = parse_nccl_tests_log(in, "stdout");
+  ASSERT_EQ(runs.at(0).rows.size(), 1u);
+  EXPECT_EQ(runs[0].rows[0].count, 12u);  // 1000 / 4 / 16 = 15 elements, down to a multiple of 4
+  EXPECT_EQ(runs[0].rows[0].size_bytes, 12u * 16 * 4);
+  // ccsim schedule shows them: one node, 32 MiB broadcast: 7 hops x (head, body, tail); alltoall: 8 x 7 messages.
+  const CliRun b = ccsim("schedule --collective broadcast -b 32M --topology dgx-h100");
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("# broadcast as Ring/Simple: 21 transfers"), std::string::npos) << b.out;
+  const CliRun t = ccsim("schedule --collective alltoall -b 1M --topology dgx-h100 --dump");
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("# alltoall as P2P/Simple: 56 transfers"), std::string::npos) << t.out;
+  expect_input_error(ccsim("broadcast_perf -r 8 -b 8 -e 8 --topology dgx-h100"), {"-r", "8"});
+  expect_input_error(ccsim("alltoallv_perf -b 8 -e 8"), {"alltoallv"});
+}
+
 TEST(Cli, WritesOutputFileOnlyOnSuccess) {
   const std::string path = temp_path("out.txt");
   std::remove(path.c_str());

@@ -1,0 +1,63 @@
+// NCCL's Ring Broadcast and Ring Reduce as Schedules: on every ring (one family per NIC rail, as
+// for the ring all_reduce, algorithms/ring.h) the data travels along a chain of n-1 hops, pipelined
+// chunk by chunk. Broadcast starts at the root and ends at the root's ring predecessor (NCCL's
+// runRing for Broadcast: the root sends, the others receive-copy-send, the rank before the root
+// only receives). Reduce starts at the root's ring successor and ends at the root (the successor
+// sends its data, the others receive-reduce-send, the root receives-reduces). See docs/collectives.md.
+#pragma once
+#include <string>
+
+#include "algorithms/ring.h"
+#include "algorithms/schedule.h"
+#include "algorithms/step_timing.h"
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+// NCCL's chunk per channel for Broadcast/Reduce (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1: one
+// step of the protocol's buffer), in bytes on the wire: Simple 4 MiB / 8 steps = 512 KiB; LL 512 KiB /
+// 8 = 64 KiB (half of it data); LL128 4800 KiB / 8 = 600 KiB (120/128 of it data).
+double chain_chunk_wire_bytes(Proto p);
+
+// NCCL_STEPS / BROADCAST_SLICESTEPS (1): slots per connection for Broadcast/Reduce. The chain's
+// records of one connection are ordered by dependencies, so the engine's depth does not matter.
+constexpr int kChainPipelineDepth = 8;
+
+struct ChainScheduleOptions {
+  StepTiming timing;             // per-hop latency classes and launch (ring_protocol(p).timing)
+  double wire_factor = 1.0;      // bytes on the wire per data byte (LL 2, LL128 128/120)
+  double chunk_wire_bytes = 512.0 * 1024;  // per channel (chain_chunk_wire_bytes)
+  int max_chunks = 1 << 20;      // cap on chunks per family (only the head and tail size depend on it)
+};
+
+// Chunks each family's data is cut into for a size: max(1, min(max_chunks, ceil(wire bytes per
+// channel / chunk_wire_bytes))). Depends on the size, so chain schedules are NOT linear in the size:
+// build one per size (Schedule::scaled_to would keep the reference's chunk count).
+int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOptions& options);
+
+// The chain of family `family` for a root: ranks in the order the data visits them (n entries;
+// broadcast: root first; reduce: root last).
+std::vector<int> chain_order(const RingPlan& plan, int family, const std::string& collective, int root);
+
+// Broadcast or reduce of `size_bytes` (the nccl-tests size: the whole buffer) from / to `root`.
+// Every family carries 1/F of the buffer (times the wire factor) in C chunks of c bytes, pipelined
+// along its chain. Per hop three records (`step` 0, 1, 2): the head (chunk 0: it crosses hop h once
+// it crossed hop h-1, and pays the hop's per-step latency; on the first hop also the launch), the
+// body (chunks 1..C-2, streaming right behind the head, as NCCL's 8 slots per connection let the
+// data of later chunks flow while earlier flags travel) and the tail (chunk C-1: after the body and
+// after the upstream tail, so a hop never finishes before its input). (n-1) x 3 x F records, whatever
+// the size. Throws std::invalid_argument for other collectives, InputError for a root outside [0, n).
+Schedule chain_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
+                        int root, const ChainScheduleOptions& options);
+
+// The closed form of that pipeline, hops h with latency alpha_h (NCCL per-step latency) and
+// bottleneck bandwidth beta_h, C chunks of c bytes per family (families on disjoint links):
+//   T = launch + sum_h (alpha_h + c / beta_h) + (C - 1) c / min_h beta_h + r x restart_latency
+// The first chunk crosses every hop, the others follow at the pace of the slowest hop. r = 2 (C >= 3),
+// 1 (C = 2), 0 (C = 1): the body and the tail are new flows in the engine and pay the last hop's
+// physical route latency again (restart_latency_s) -- an artifact of flow-level replay, at most a
+// few microseconds.
+double chain_closed_form_time_s(double launch_s, double sum_hop_alpha_s, double sum_hop_c_over_beta_s,
+                                int chunks, double chunk_bytes, double min_beta_Bps, double restart_latency_s);
+
+}  // namespace ccsim

@@ -1,0 +1,95 @@
+// NCCL's point-to-point path (ncclSend / ncclRecv inside a group) as Schedules: nccl-tests'
+// sendrecv (every rank sends to rank+1 and receives from rank-1) and alltoall (every rank sends
+// count elements to every rank). What NCCL 2.30 decides per operation, restated from its source
+// (src/graph/paths.cc ncclTopoComputeP2pChannels / ncclTopoGetNchannels, src/enqueue.cc
+// scheduleP2pTasksToPlan / addP2pToPlan, src/init.cc p2pChunkSize, src/include/channel.h):
+//   - channels: p2pnChannels = pow2Up(min(comm->nChannels, 64)); p2pnChannelsPerPeer = pow2Up(min over
+//     peers of: NVLink peer 2 x NVLink links, other local peer 2, network peer 2 halved while
+//     2 x nRanks > 4 x p2pnChannels (NCCL_NCHANNELS_PER_NET_PEER unset)), at most p2pnChannels;
+//   - per operation: nChannelsMin = perPeer halved while nChannelsMin x nRanks > p2pnChannels;
+//     nChannels = min(nChannelsMin, ceil(bytes / minPart)), doubled (up to perPeer) while the part
+//     exceeds maxPart; minPart/maxPart = chunk/2 / chunk across nodes, chunk/8 / 32 chunk in one node;
+//   - protocol: LL when bytes <= nChannels x NCCL_P2P_LL_THRESHOLD (16384), Simple otherwise;
+//   - chunk: Simple p2pChunkSize (NCCL_P2P_NET_CHUNKSIZE 128 KiB across nodes, NCCL_P2P_NVL_CHUNKSIZE
+//     512 KiB in an all-NVLink node, NCCL_P2P_PCI_CHUNKSIZE 128 KiB otherwise), over the network /4
+//     below one chunk and /2 below 8 chunks; LL one 64 KiB step (32 KiB of data);
+//   - concurrency: peers are taken in rounds (p2pSchedule order); one channel runs up to
+//     NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8 operations of different rounds at once, so at most
+//     p2pnChannels / nChannels x 8 peers are in flight; later rounds wait for a slot.
+//   - PXN: a message to a GPU of another node leaves through the NIC of the destination's rail,
+//     reached over NVLink through the local GPU on that rail (topologies/routing.h), whose CPU proxy
+//     thread posts the network sends.
+// See docs/collectives.md for the model and its approximations.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "algorithms/nccl_model.h"
+#include "algorithms/schedule.h"
+#include "algorithms/step_timing.h"
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+constexpr double kP2pLLThresholdBytes = 16384;  // NCCL_P2P_LL_THRESHOLD
+constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+constexpr double kP2pNetChunkBytes = 128.0 * 1024;  // NCCL_P2P_NET_CHUNKSIZE
+constexpr double kP2pNvlChunkBytes = 512.0 * 1024;  // NCCL_P2P_NVL_CHUNKSIZE
+constexpr double kP2pPciChunkBytes = 128.0 * 1024;  // NCCL_P2P_PCI_CHUNKSIZE
+constexpr double kP2pLLStepWireBytes = 65536;       // NCCL LL buffer 524288 B / NCCL_STEPS
+
+// NCCL's P2P parameters of a communicator on a topology.
+struct P2pConfig {
+  int nranks = 1;
+  bool multi_node = false;
+  int p2p_channels = 1;        // comm->p2pnChannels
+  int channels_per_peer = 1;   // comm->p2pnChannelsPerPeer
+  double chunk_bytes = kP2pNetChunkBytes;  // comm->p2pChunkSize
+  bool pxn = false;            // inter-node messages go through the rail-local GPU (NVLink present)
+  // CPU proxy cost per network message the proxy thread handles, seconds: NCCL's own estimate of the
+  // per-step network overhead, getNetOverhead() in src/graph/tuning.cc (1 us Intel, 2 us AMD, 1 us
+  // other; NCCL_NET_OVERHEAD overrides). NcclTopoSummary::net_overhead_us carries it.
+  double proxy_cost_s = 1e-6;
+};
+
+// `coll_channels`: comm->nChannels (NcclTopoSummary::coll_channels); `net_overhead_us`: the proxy cost.
+P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_overhead_us);
+
+// What NCCL decides for one send of `bytes` (addP2pToPlan).
+struct P2pOp {
+  int channels = 1;           // channels the message is split over
+  Proto proto = Proto::Simple;
+  double chunk_data_bytes = 0;  // data bytes per chunk (per proxy step)
+  int chunks = 1;             // chunks over all channels (network: proxy steps)
+  int max_concurrent_peers = 8;  // p2pnChannels / nChannels x 8
+};
+P2pOp nccl_p2p_op(const P2pConfig& cfg, double bytes, bool network);
+
+struct P2pScheduleOptions {
+  // Per-hop latency and launch per protocol: NCCL has no P2P cost model; ccsim uses the Ring
+  // constants of the protocol for the single hop of a message (ring_protocol(p).timing).
+  bool model_proxy = true;   // add the proxy's per-message cost to network messages
+};
+
+// nccl-tests sendrecv: rank r sends `size_bytes` to (r+1) mod n (and receives from r-1).
+Schedule sendrecv_schedule(const Topology& topo, const P2pConfig& cfg, double size_bytes,
+                           const P2pScheduleOptions& options = {});
+
+// nccl-tests alltoall: `size_bytes` is the nccl-tests size (count x n x element bytes per rank); every
+// rank sends size/n bytes to each other rank (the copy to itself stays in the GPU's memory and is
+// not simulated). Peers are visited in NCCL's round order (round r: the rank r ahead, node-major);
+// round r waits for round r - max_concurrent_peers of the same rank (its channel slot).
+Schedule alltoall_schedule(const Topology& topo, const P2pConfig& cfg, double size_bytes,
+                           const P2pScheduleOptions& options = {});
+
+// Ranks in NCCL's p2p round order for `rank` (round 0 is the rank itself): round r sends to the rank
+// r/ppn nodes and r%ppn local GPUs ahead (ncclP2pSchedule's node-major order).
+std::vector<int> p2p_round_peers(int nranks, int gpus_per_node, int rank);
+
+// The closed form of a P2P schedule with independent messages: per wave (records with equal `step`),
+// the largest fixed delay (launch, hop latency, proxy) plus the busiest link direction's bytes over its
+// bandwidth; waves add up. Exact for uniform, uncongested waves where every message shares its
+// bottleneck with equally sized ones.
+double p2p_closed_form_time_s(const Topology& topo, const Schedule& schedule);
+
+}  // namespace ccsim

@@ -1,0 +1,282 @@
+// Broadcast, reduce (ring chains, algorithms/chain.h), sendrecv and alltoall (NCCL's P2P path,
+// algorithms/p2p.h) against hand-derived numbers: chain orders, hop and record counts, bytes per
+// rank, NCCL's P2P channel / protocol / chunk decisions, nccl-tests' size conventions, and the
+// engine against hand-written closed forms on uniform clusters of single-GPU nodes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "algorithms/chain.h"
+#include "algorithms/nccl_channels.h"
+#include "algorithms/p2p.h"
+#include "algorithms/ring.h"
+#include "common/error.h"
+#include "scenarios/collective_schedule.h"
+#include "sim/engine.h"
+#include "topologies/routing.h"
+#include "test_helpers.h"
+
+namespace ccsim {
+namespace {
+
+using testing::preset;
+using testing::single_gpu_nodes_spec;
+
+// single_gpu_nodes_spec: every hop is GPU -> PCIe -> NIC -> leaf -> NIC -> PCIe -> GPU; the 400 Gb/s
+// NIC (50 GB/s per direction) is the narrowest link; the route's physical latency is below NCCL's
+// NET per-step latency, so a hop costs exactly hwLat[NET][Ring][proto].
+constexpr double kNicBps = 400e9 / 8;
+Topology uniform(int n) { return build_topology(single_gpu_nodes_spec(n, 512, 1.0), "test"); }
+
+// NCCL 2.30 Ring constants per protocol (baseLat, hwLat NET), and the wire factor.
+struct ProtoConst {
+  Proto p;
+  double launch_s, net_step_s, wire;
+};
+const ProtoConst kProtos[] = {{Proto::LL, 6.6e-6, 2.7e-6, 2.0},
+                              {Proto::LL128, 14.0e-6, 4.0e-6, 128.0 / 120.0},
+                              {Proto::Simple, 8.4e-6, 14.0e-6, 1.0}};
+
+ChainScheduleOptions chain_options(Proto p) {
+  ChainScheduleOptions o;
+  const RingProtocol r = ring_protocol(p);
+  o.timing = r.timing;
+  o.wire_factor = r.wire_factor;
+  o.chunk_wire_bytes = chain_chunk_wire_bytes(p);
+  return o;
+}
+
+TEST(Chain, OrdersStartAtTheRootForBroadcastAndEndAtTheRootForReduce) {
+  const Topology topo = uniform(8);
+  const RingPlan plan = plan_rings(topo, 2);
+  EXPECT_EQ(chain_order(plan, 0, "broadcast", 3), (std::vector<int>{3, 4, 5, 6, 7, 0, 1, 2}));
+  EXPECT_EQ(chain_order(plan, 0, "reduce", 3), (std::vector<int>{4, 5, 6, 7, 0, 1, 2, 3}));
+}
+
+TEST(Chain, ScheduleHasHeadBodyAndTailPerHopAndMovesTheBufferOverEveryHop) {
+  const Topology topo = uniform(8);
+  const RingPlan plan = plan_rings(topo, 2);  // one NIC: one family of 2 channels
+  const double size = 64.0 * 1024 * 1024;
+  const ChainScheduleOptions opt = chain_options(Proto::Simple);
+  // 64 MiB / 2 channels = 32 MiB per channel in 512 KiB chunks: 64 chunks of 1 MiB (both channels).
+  ASSERT_EQ(chain_chunks(plan, size, opt), 64);
+  const Schedule s = chain_schedule(topo, plan, "broadcast", size, 3, opt);
+  ASSERT_EQ(s.transfers.size(), 7u * 3u);
+  const auto sent = s.bytes_sent_per_rank();
+  for (int r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(sent[r], r == 2 ? 0.0 : size) << r;  // the last rank only receives
+  int with_delay = 0;
+  for (const auto& t : s.transfers) {
+    EXPECT_DOUBLE_EQ(t.bytes, (t.step == 1 ? 62 : 1) * size / 64) << t.step;  // head, body, tail
+    if (t.step > 0) EXPECT_EQ(t.delay_s, 0.0);  // only heads pay a latency
+    if (t.delay_s > 0) ++with_delay;
+    if (t.step == 0 && t.src == 3) EXPECT_GT(t.delay_s, 8.4e-6);  // the root's head pays the launch
+  }
+  EXPECT_EQ(with_delay, 7);
+  const Schedule r = chain_schedule(topo, plan, "reduce", size, 3, opt);
+  const auto rsent = r.bytes_sent_per_rank();
+  for (int k = 0; k < 8; ++k) EXPECT_DOUBLE_EQ(rsent[k], k == 3 ? 0.0 : size) << k;  // the root only receives
+  // Longest dependency chain: 7 heads, then the last hop's body and tail... or 7 tails: 7 + 2.
+  std::vector<int> len(r.transfers.size(), 1);
+  int longest = 0;
+  for (std::size_t i = 0; i < r.transfers.size(); ++i) {
+    for (std::uint32_t k = 0; k < r.transfers[i].dep_count; ++k)
+      len[i] = std::max(len[i], len[r.deps_of(r.transfers[i])[k]] + 1);
+    longest = std::max(longest, len[i]);
+  }
+  EXPECT_EQ(longest, 9);  // head0 -> body0 -> tail0 -> tail1 -> ... -> tail6
+  // LL doubles the bytes on the wire and uses 64 KiB (wire) chunks: 64 MiB x 2 / 2 channels / 64 KiB.
+  EXPECT_EQ(chain_chunks(plan, size, chain_options(Proto::LL)), 1024);
+  EXPECT_EQ(chain_chunks(plan, 8, chain_options(Proto::LL)), 1);
+  EXPECT_EQ(chain_schedule(topo, plan, "broadcast", 8, 0, chain_options(Proto::LL)).transfers.size(), 7u);
+}
+
+TEST(Chain, BadRootIsAnInputError) {
+  const Topology topo = uniform(4);
+  EXPECT_THROW(chain_schedule(topo, plan_rings(topo, 2), "broadcast", 1024, 4, chain_options(Proto::Simple)), InputError);
+  EXPECT_THROW(chain_schedule(topo, plan_rings(topo, 2), "broadcast", 1024, -1, chain_options(Proto::Simple)), InputError);
+}
+
+// Hand closed form of a pipelined chain on n uniform single-GPU nodes: C chunks of c = S x wire / C
+// bytes (one family, its two channels merged), n-1 hops:
+//   T = launch + (n-1) (alpha + c / beta) + (C - 1) c / beta + r l,
+// r = 2 restarts (body and tail, C >= 3; 1 for C = 2) of the hop's physical route latency l.
+TEST(Chain, EngineMatchesTheClosedFormForEveryProtocol) {
+  for (int n : {2, 4, 8}) {
+    const Topology topo = uniform(n);
+    const RingPlan plan = plan_rings(topo, 2);
+    const double hop_latency = route_latency_s(topo, route_between_gpus(topo, 0, 1, 0));
+    for (const ProtoConst& pc : kProtos) {
+      const ChainScheduleOptions opt = chain_options(pc.p);
+      for (const std::string coll : {"broadcast", "reduce"}) {
+        for (double size : {8.0, 1024.0 * 1024, 2.0 * 1024 * 1024, 256.0 * 1024 * 1024}) {
+          const double chunk_wire = pc.p == Proto::LL ? 65536.0 : pc.p == Proto::LL128 ? 614400.0 : 524288.0;
+          const int C = std::max(1, static_cast<int>(std::ceil(size * pc.wire / 2 / chunk_wire)));
+          ASSERT_EQ(chain_chunks(plan, size, opt), C);
+          const double c = size * pc.wire / C;
+          const int restarts = C >= 3 ? 2 : C - 1;
+          const double expected = pc.launch_s + (n - 1) * (pc.net_step_s + c / kNicBps) + (C - 1) * c / kNicBps +
+                                  restarts * hop_latency;
+          const double cf = chain_closed_form_time_s(pc.launch_s, (n - 1) * pc.net_step_s, (n - 1) * c / kNicBps, C, c,
+                                                     kNicBps, hop_latency);
+          EXPECT_NEAR(cf, expected, 1e-12);
+          EngineOptions eo;
+          eo.pipeline_depth = kChainPipelineDepth;
+          const SimResult r = simulate_one(topo, chain_schedule(topo, plan, coll, size, n / 2, opt), eo);
+          EXPECT_NEAR(r.time_s, expected, 0.02 * expected)
+              << coll << " " << to_string(pc.p) << " n=" << n << " size=" << size;
+        }
+      }
+    }
+  }
+}
+
+TEST(P2p, NcclChannelAndChunkDecisionsOnDgxH100) {
+  // One node: 18 NVLinks per GPU -> 2 x 18 = 36 channels per NVLink peer; comm->nChannels is
+  // NCCL's estimate (24 on an H100 node) -> p2pnChannels = pow2Up(24) = 32, per peer
+  // pow2Up(min(24, 36)) = 32; all-NVLink node: 512 KiB chunks.
+  {
+    const Topology topo = preset("dgx-h100", 1);
+    const NcclTopoSummary sum = summarize_for_nccl(topo);
+    ASSERT_EQ(sum.coll_channels, 24);
+    const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+    EXPECT_EQ(c.p2p_channels, 32);
+    EXPECT_EQ(c.channels_per_peer, 32);
+    EXPECT_DOUBLE_EQ(c.chunk_bytes, 512.0 * 1024);
+    EXPECT_FALSE(c.pxn);
+    // nChannelsMin = 32 halved while x 8 ranks > 32: 4. 1 MiB: min(4, ceil(1 MiB / 64 KiB) = 16) = 4
+    // channels of 256 KiB (<= 16 MiB max part): Simple; 16 KiB: min(4, 1) = 1 channel, LL (<= 16384).
+    const P2pOp big = nccl_p2p_op(c, 1 << 20, false);
+    EXPECT_EQ(big.channels, 4);
+    EXPECT_EQ(big.proto, Proto::Simple);
+    EXPECT_EQ(big.chunks, 4);  // 256 KiB per channel in 512 KiB chunks: one each
+    EXPECT_EQ(big.max_concurrent_peers, 32 / 4 * 8);
+    const P2pOp small = nccl_p2p_op(c, 16384, false);
+    EXPECT_EQ(small.channels, 1);
+    EXPECT_EQ(small.proto, Proto::LL);
+    EXPECT_EQ(nccl_p2p_op(c, 16385, false).proto, Proto::Simple);
+  }
+  // Two nodes (16 ranks): network peers get 2 channels (2 x 16 <= 4 x p2pnChannels), 128 KiB chunks.
+  {
+    const Topology topo = preset("dgx-h100", 2);
+    const NcclTopoSummary sum = summarize_for_nccl(topo);
+    const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+    EXPECT_EQ(c.channels_per_peer, 2);
+    EXPECT_DOUBLE_EQ(c.chunk_bytes, 128.0 * 1024);
+    EXPECT_TRUE(c.pxn);
+    // 1 MiB: 2 channels (min part 64 KiB), part 512 KiB > max part 128 KiB but 2 > 2/2: stays 2.
+    // Over the network 1 MiB is not below 8 chunks (1 MiB): full 128 KiB chunks, 4 per channel.
+    const P2pOp op = nccl_p2p_op(c, 1 << 20, true);
+    EXPECT_EQ(op.channels, 2);
+    EXPECT_EQ(op.proto, Proto::Simple);
+    EXPECT_DOUBLE_EQ(op.chunk_data_bytes, 128.0 * 1024);
+    EXPECT_EQ(op.chunks, 8);
+    // 100 KiB (< one chunk, Simple): 128 KiB / 4 = 32 KiB chunks; 2 channels of 50 KiB: 2 chunks each.
+    const P2pOp mid = nccl_p2p_op(c, 100 * 1024, true);
+    EXPECT_EQ(mid.proto, Proto::Simple);
+    EXPECT_DOUBLE_EQ(mid.chunk_data_bytes, 32.0 * 1024);
+    EXPECT_EQ(mid.chunks, 4);
+  }
+}
+
+TEST(P2p, RoundOrderIsNodeMajor) {
+  // 2 nodes x 4 GPUs, rank 5 (node 1, local 1): rounds 0..3 stay on node 1 (locals 1, 2, 3, 0), then node 0.
+  EXPECT_EQ(p2p_round_peers(8, 4, 5), (std::vector<int>{5, 6, 7, 4, 1, 2, 3, 0}));
+}
+
+TEST(P2p, AlltoallSendsToEveryPeerThroughTheRailOfTheDestination) {
+  const Topology topo = preset("dgx-h100", 2);
+  const NcclTopoSummary sum = summarize_for_nccl(topo);
+  const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+  const double size = 16.0 * 1024 * 1024;
+  const Schedule s = alltoall_schedule(topo, c, size, {});
+  ASSERT_EQ(s.transfers.size(), 16u * 15u);
+  for (const auto& t : s.transfers) {
+    EXPECT_DOUBLE_EQ(t.bytes, size / 16);
+    EXPECT_EQ(t.step, 0);  // 15 peers <= 8 x 32 / 2: one wave
+    if (t.src / 8 != t.dst / 8)
+      EXPECT_EQ(t.rail, nic_for_gpu(topo, t.dst % 8));  // PXN: the destination's rail
+    else
+      EXPECT_EQ(t.rail, -1);
+  }
+  const auto sent = s.bytes_sent_per_rank();
+  for (double b : sent) EXPECT_DOUBLE_EQ(b, 15 * size / 16);
+  // Proxy load with PXN: the proxy of the GPU on rail r posts the sends of all 8 local GPUs to the
+  // remote GPU on rail r (8) and completes the 8 receives from the other node: 16 x 1 us (Intel).
+  // 1 MiB per message: Simple, so a network message costs launch 8.4 + NET 14 + 16 us of fixed time.
+  ASSERT_DOUBLE_EQ(sum.net_overhead_us, 1.0);
+  for (const auto& t : s.transfers) {
+    const double fixed = t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail));
+    if (t.src / 8 != t.dst / 8) EXPECT_NEAR(fixed, (8.4 + 14 + 16) * 1e-6, 1e-12);
+  }
+}
+
+// Hand closed forms on n uniform single-GPU nodes (Intel CPU: proxy cost 1 us per message):
+//   sendrecv: T = launch + alpha + 2 x 1 us (the proxy drives one send and one receive) + S w / beta
+//   alltoall: T = launch + alpha + 2(n-1) x 1 us + (n-1) (S/n) w / beta (n-1 flows share the NIC)
+// LL below 16 KiB per message, Simple above; w = 2 for LL.
+TEST(P2p, EngineMatchesTheClosedFormsForLLAndSimple) {
+  for (int n : {2, 4, 8}) {
+    const Topology topo = uniform(n);
+    const NcclTopoSummary sum = summarize_for_nccl(topo);
+    ASSERT_DOUBLE_EQ(sum.net_overhead_us, 1.0);
+    const P2pConfig cfg = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+    for (double size : {1024.0, 8.0 * 1024, 4.0 * 1024 * 1024, 256.0 * 1024 * 1024}) {
+      for (const std::string coll : {"sendrecv", "alltoall"}) {
+        const double message = coll == "sendrecv" ? size : size / n;
+        const ProtoConst& pc = message <= 16384 ? kProtos[0] : kProtos[2];
+        const double peers = coll == "sendrecv" ? 1 : n - 1;
+        const double expected = pc.launch_s + pc.net_step_s + 2 * peers * 1e-6 + peers * message * pc.wire / kNicBps;
+        const Schedule s = coll == "sendrecv" ? sendrecv_schedule(topo, cfg, size) : alltoall_schedule(topo, cfg, size);
+        EXPECT_NEAR(p2p_closed_form_time_s(topo, s), expected, 1e-9 * expected) << coll << " n=" << n << " " << size;
+        const SimResult r = simulate_one(topo, s, {});
+        EXPECT_NEAR(r.time_s, expected, 0.02 * expected) << coll << " n=" << n << " size=" << size;
+      }
+    }
+  }
+}
+
+TEST(P2p, PeersBeyondTheConcurrencyLimitWaitForASlot) {
+  // 12 single-GPU nodes with comm->nChannels = 1: p2pnChannels = 1, 1 channel per peer, so one
+  // channel runs 8 operations at once: rounds 0..7 (round 0 is the copy to itself) form the first
+  // wave, rounds 8..11 the second; round r waits for round r-8 of the same rank.
+  const Topology topo = uniform(12);
+  const P2pConfig cfg = nccl_p2p_config(topo, 1, 1.0);
+  ASSERT_EQ(cfg.p2p_channels, 1);
+  ASSERT_EQ(cfg.channels_per_peer, 1);
+  ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 8);
+  const Schedule s = alltoall_schedule(topo, cfg, 12.0 * (1 << 20), {});
+  int second_wave = 0, waiting = 0;
+  for (const auto& t : s.transfers)
+    if (t.step == 1) {
+      ++second_wave;
+      waiting += t.dep_count == 1 ? 1 : 0;  // round 8 follows the self copy, which is not simulated
+    } else {
+      EXPECT_EQ(t.dep_count, 0u);
+    }
+  EXPECT_EQ(second_wave, 12 * 4);
+  EXPECT_EQ(waiting, 12 * 3);
+}
+
+TEST(NcclTestsConventions, AlltoallSizeAndCountMatchARealLog) {
+  // nccl-tests 2.17.8 alltoall_perf on 80 ranks, double, -b 32M: "33553920  52428  double  none  -1".
+  std::uint64_t size = 0, count = 0;
+  ASSERT_TRUE(nccl_tests_extra_size_and_count("alltoall", 33554432, 8, 80, &size, &count));
+  EXPECT_EQ(size, 33553920u);
+  EXPECT_EQ(count, 52428u);
+  // float: 33554432 / 4 / 80 = 104857, rounded down to a multiple of 16/4 = 4: 104856.
+  ASSERT_TRUE(nccl_tests_extra_size_and_count("alltoall", 33554432, 4, 80, &size, &count));
+  EXPECT_EQ(count, 104856u);
+  EXPECT_EQ(size, 104856u * 80 * 4);
+  ASSERT_TRUE(nccl_tests_extra_size_and_count("broadcast", 1001, 4, 8, &size, &count));
+  EXPECT_EQ(count, 250u);
+  EXPECT_EQ(size, 1000u);
+  EXPECT_EQ(nccl_tests_redop("broadcast", "sum"), "none");
+  EXPECT_EQ(nccl_tests_redop("alltoall", "sum"), "none");
+  EXPECT_EQ(nccl_tests_redop("reduce", "max"), "max");
+  EXPECT_EQ(nccl_tests_redop("sendrecv", "sum"), "sum");
+  EXPECT_EQ(nccl_tests_root("reduce", 3), 3);
+  EXPECT_EQ(nccl_tests_root("sendrecv", 3), -1);
+}
+
+}  // namespace
+}  // namespace ccsim
