@@ -380,5 +380,31 @@ TEST(Tree, ClosedFormByHandOnSingleGpuNodes) {
   EXPECT_NEAR(cf.time_s, kLaunchS + 6 * (kNetStepS + c / kNicBps) - c / kNicBps + 64 * tau, 1e-9);
 }
 
+TEST(Tree, SeedClaimForcedRingFourToSevenTimesSlowerOnThirtyTwoNodes) {
+  // The seed: on 32 nodes a forced Ring is 4-7x slower than Tree for small and medium messages
+  // (ring 510 steps vs tree 2 x (7 + 5)). 32 x dgx-h100, LL (NCCL's pick at these sizes).
+  const Topology dgx = preset("dgx-h100", 32);
+  const TreePlan tp = plan_trees(dgx, 16);
+  const RingPlan rp = plan_rings(dgx, 16);
+  const RingProtocol ll = ring_protocol(Proto::LL);
+  RingScheduleOptions ro;
+  ro.timing = ll.timing;
+  ro.wire_factor = ll.wire_factor;
+  EngineOptions eo;
+  eo.pipeline_depth = ll.pipeline_depth;
+  const std::vector<double> sizes = {128, 512 * 1024};
+  const auto ring = simulate_sweep(dgx, ring_schedule(dgx, rp, "all_reduce", sizes.back(), ro), sizes, eo);
+  // Tree latency by hand: baseLat 6.8 + 2 (7 x 0.6 + 5 x 5.0) = 65.2 us.
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double tree = simulate_one(dgx, tree_schedule(dgx, tp, "all_reduce", sizes[i], tree_options(Proto::LL)), {}).time_s;
+    if (i == 0) {
+      EXPECT_NEAR(tree, 65.2e-6, 0.01 * 65.2e-6);
+    }
+    const double ratio = ring[i].time_s / tree;
+    EXPECT_GT(ratio, 4.0) << sizes[i];
+    EXPECT_LT(ratio, 7.0) << sizes[i];
+  }
+}
+
 }  // namespace
 }  // namespace ccsim
