@@ -406,5 +406,33 @@ TEST(Tree, SeedClaimForcedRingFourToSevenTimesSlowerOnThirtyTwoNodes) {
   }
 }
 
+TEST(Tree, FlowControlWaitsForTheReceiversForwardOfAnOlderChunk) {
+  // flow_control_slots = 2: chunk k of a connection waits until its receiver has passed chunk k - 2
+  // on: up the tree (or, at the root, down to its first child), or down to its first child; a leaf
+  // receiving on the way down writes to its output and holds no slot back. 4 single-GPU nodes:
+  // tree 0 = 0 -> 2 -> {1, 3}, tree 1 = 3 -> 1 -> {2, 0}.
+  const Topology topo = uniform(4);
+  const TreePlan plan = plan_trees(topo, 2);
+  TreeScheduleOptions o;
+  o.flow_control_slots = 2;
+  o.max_chunks = 4;
+  const Schedule s = tree_schedule(topo, plan, "all_reduce", 64 << 20, o);
+  int credits = 0;
+  for (const Transfer& t : s.transfers) {
+    const TreeFamily& f = plan.families[t.family];
+    const bool up = f.parent_node[t.src] == t.dst;
+    const bool holds = up || !f.child_nodes[t.dst].empty();
+    bool credit = false;
+    for (std::uint32_t k = 0; k < t.dep_count; ++k) {
+      const Transfer& d = s.transfers[s.deps_of(t)[k]];
+      credit |= d.step == t.step - 2 && d.family == t.family && d.src == t.dst;
+    }
+    EXPECT_EQ(credit, t.step >= 2 && holds) << t.src << "->" << t.dst << " chunk " << t.step;
+    credits += credit;
+  }
+  // Per tree and chunk k >= 2: 3 up transfers and 1 down transfer into an interior rank.
+  EXPECT_EQ(credits, 2 * 2 * (3 + 1));
+}
+
 }  // namespace
 }  // namespace ccsim
