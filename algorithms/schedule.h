@@ -43,7 +43,18 @@ struct Schedule {
   std::string algorithm;   // "ring"
   int nranks = 0;
   double size_bytes = 0;   // the nccl-tests "size" this schedule moves
-  bool families_follow_rails = false;  // family f crosses nodes on rail f (ring families per NIC)
+  bool families_follow_rails = false;  // families rotate with the NIC rails: family f belongs to rail
+                                       // f / families_per_rail (ring: one family per rail; tree: two)
+  int families_per_rail = 1;
+  // Each connection (src, dst, rail, family, lane) sends its transfers one at a time, in order (a NIC
+  // queue pair, a channel's copy loop); a transfer's fixed delay and the route's latency do not hold
+  // the connection, so they overlap with the previous transfer's bytes: a pipelined algorithm then
+  // pays per hop delay + bytes / rate for its first chunk and bytes / rate for each later one.
+  // false: up to the engine's pipeline_depth transfers in flight, sharing the connection (ring).
+  bool fifo_connections = false;
+  // > 0: no transfer moves faster than this, whatever the links allow (a copy kernel whose few thread
+  // blocks, not the links, limit its remote reads: docs/custom-allreduce.md).
+  double transfer_rate_cap_Bps = 0;
   // The generator guarantees that no two records share (src, dst, rail, family, step) (tested with
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "topologies/routing.h"
+#include "algorithms/nccl_model.h"
 
 namespace ccsim {
 
@@ -158,12 +159,76 @@ RankTree rank_tree(const Topology& topo, const TreeFamily& f) {
 
 }  // namespace
 
-int tree_chunks(const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options) {
+double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks) {
+  constexpr std::int64_t kSteps = 8;                                 // NCCL_STEPS
+  const std::int64_t simple_buff = 1 << 22;                          // DEFAULT_BUFFSIZE
+  const std::int64_t ll_buff = 8LL * 512 * kSteps * 16;              // lines/thread x threads x steps x 16 B line
+  const std::int64_t ll128_buff = 120LL * 640 * kSteps * 8;          // elems/thread x threads x steps x 8 B
+  std::int64_t chunk = 0, grain = 512;
+  switch (p) {
+    case Proto::Simple: chunk = simple_buff / kSteps; grain = 512; break;
+    case Proto::LL: chunk = ll_buff / kSteps / 2; grain = 16; break;
+    case Proto::LL128: chunk = ll128_buff / kSteps / 16 * 15; grain = 32 * 8 / 16 * 15 * 8; break;
+  }
+  if (p == Proto::LL128 && nodes > 0) {
+    const double ppn = static_cast<double>(ranks) / nodes;
+    const double steps = 1 + nccl_log2i(static_cast<std::uint64_t>(nodes)) + 0.1 * ppn;
+    const auto bytes = static_cast<std::uint64_t>(std::max(0.0, size_bytes));
+    const auto per = [&](std::int64_t c) {  // integer division, as in NCCL
+      return static_cast<double>(bytes / static_cast<std::uint64_t>(std::max(1, channels) * c));
+    };
+    while (per(chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (per(chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  }
+  return static_cast<double>(chunk / grain * grain);
+}
+
+TreeScheduleOptions tree_options(Proto p) {
+  TreeScheduleOptions o;
+  o.proto = p;
+  o.timing = tree_step_timing(p);
+  o.wire_factor = ring_protocol(p).wire_factor;
+  o.flow_control_slots = 0;  // see TreeScheduleOptions: a credit would cost a full step latency here
+  o.fifo_connections = true;
+  o.launch_wave = 1 << 30;  // FIFO: a chunk without dependencies waits for the launch, whatever its index
+  return o;
+}
+
+int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options) {
   if (plan.families.empty()) return 1;
-  const double per_family = size_bytes / plan.families.size() * options.wire_factor;
-  const double per_channel = per_family / std::max(1, plan.families.front().channels);
-  const double c = std::ceil(per_channel / options.chunk_bytes);
+  const int channels = std::max(1, plan.total_channels());
+  const double chunk = options.chunk_bytes > 0
+                           ? options.chunk_bytes
+                           : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
+  const double per_channel = size_bytes / channels;
+  const double c = std::ceil(per_channel / chunk);
   return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+}
+
+std::vector<TreeSizeGroup> tree_schedules_for_sizes(const Topology& topo, const TreePlan& plan,
+                                                    const std::string& collective,
+                                                    const std::vector<double>& sizes_bytes,
+                                                    const TreeScheduleOptions& options) {
+  std::vector<TreeSizeGroup> groups;
+  for (std::size_t i = 0; i < sizes_bytes.size(); ++i) {
+    const int c = tree_chunks(topo, plan, sizes_bytes[i], options);
+    auto it = std::find_if(groups.begin(), groups.end(), [c](const TreeSizeGroup& g) { return g.chunks == c; });
+    if (it == groups.end()) {
+      groups.push_back({});
+      it = groups.end() - 1;
+      it->chunks = c;
+    }
+    it->indices.push_back(i);
+  }
+  for (auto& g : groups) {
+    double largest = 0;
+    for (auto i : g.indices) largest = std::max(largest, sizes_bytes[i]);
+    TreeScheduleOptions o = options;
+    o.max_chunks = g.chunks;  // the group's chunk count, whatever the reference size would give
+    o.chunk_bytes = std::max(largest, 1.0) / std::max(1, plan.total_channels()) / g.chunks;
+    g.schedule = tree_schedule(topo, plan, collective, std::max(largest, 1.0), o);
+  }
+  return groups;
 }
 
 Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::string& collective, double size_bytes,
@@ -174,7 +239,11 @@ Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::st
   s.algorithm = "tree";
   s.nranks = topo.num_gpus();
   s.size_bytes = size_bytes;
-  s.families_follow_rails = false;  // two families per rail
+  // Families 2r and 2r+1 ride NIC rail r: a rail rotation maps them onto the next rail's (when the
+  // chains rotate with the rails too, which the symmetry proof checks).
+  s.families_follow_rails = topo.nics_per_node() > 0 && static_cast<int>(plan.families.size()) == 2 * topo.nics_per_node();
+  s.families_per_rail = 2;
+  s.fifo_connections = options.fifo_connections;
   const int n = s.nranks;
   if (n < 2 || plan.families.empty()) return s;
   const int families = static_cast<int>(plan.families.size());
@@ -202,12 +271,20 @@ Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::st
 
   // Every family carries 1/F of the buffer (with the protocol's flags), split in `chunks` pieces that
   // travel one after the other through every connection.
-  const int chunks = tree_chunks(plan, size_bytes, options);
+  const int chunks = tree_chunks(topo, plan, size_bytes, options);
   const double chunk_bytes = size_bytes / families * options.wire_factor / chunks;
-  std::vector<std::uint32_t> up_rec(n), down_rec(n);  // chunk k's transfer r -> parent(r) / parent(r) -> r
+  // Per family and chunk: the record of r -> parent(r) (up) and parent(r) -> r (down).
+  std::vector<std::vector<std::vector<std::uint32_t>>> up_rec(families), down_rec(families);
+  for (int f = 0; f < families; ++f) {
+    up_rec[f].assign(chunks, std::vector<std::uint32_t>(n, 0));
+    down_rec[f].assign(chunks, std::vector<std::uint32_t>(n, 0));
+  }
+  const int slots = options.flow_control_slots;
   for (int k = 0; k < chunks; ++k) {
     for (int f = 0; f < families; ++f) {
       const RankTree& t = trees[f];
+      auto& up = up_rec[f][k];
+      auto& down = down_rec[f][k];
       const auto make = [&](int src, int dst, int child, double delay) {
         Transfer x;
         x.src = src;
@@ -221,25 +298,44 @@ Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::st
         x.chunks = 1;
         return x;
       };
+      // Flow control: the receiver frees chunk k - slots's buffer once it has passed that chunk on
+      // (sent it up, or for the root and on the way down, sent it to its first child); a leaf
+      // writes received data straight to its output and never holds a slot back.
+      const int old = k - slots;
+      const auto freed_up = [&](int receiver, std::vector<std::uint32_t>& deps) {
+        if (slots <= 0 || old < 0) return;
+        if (receiver != t.root) deps.push_back(up_rec[f][old][receiver]);
+        else if (!t.children[receiver].empty()) deps.push_back(down_rec[f][old][t.children[receiver].front()]);
+      };
+      const auto freed_down = [&](int receiver, std::vector<std::uint32_t>& deps) {
+        if (slots <= 0 || old < 0 || t.children[receiver].empty()) return;
+        deps.push_back(down_rec[f][old][t.children[receiver].front()]);
+      };
       // Reduce: a rank sends chunk k up once it has chunk k from all its children.
       for (auto it = t.top_down.rbegin(); it != t.top_down.rend(); ++it) {
         const int r = *it;
         if (r == t.root) continue;
         std::vector<std::uint32_t> deps;
-        for (int c : t.children[r]) deps.push_back(up_rec[c]);
+        for (int c : t.children[r]) deps.push_back(up[c]);
+        const bool first_wave = deps.empty() && k < options.launch_wave;
+        freed_up(t.parent[r], deps);
         double delay = up_delay[f][r];
-        if (deps.empty() && k < options.launch_wave) delay += options.timing.launch_s;
-        up_rec[r] = s.add(make(r, t.parent[r], r, delay), deps);
+        if (first_wave) delay += options.timing.launch_s;
+        up[r] = s.add(make(r, t.parent[r], r, delay), deps);
       }
       // Broadcast: the root sends chunk k down once it has reduced it; the others once they received it.
       for (int r : t.top_down) {
-        std::vector<std::uint32_t> deps;
+        std::vector<std::uint32_t> base;
         if (r == t.root) {
-          for (int c : t.children[r]) deps.push_back(up_rec[c]);
+          for (int c : t.children[r]) base.push_back(up[c]);
         } else {
-          deps.push_back(down_rec[r]);
+          base.push_back(down[r]);
         }
-        for (int c : t.children[r]) down_rec[c] = s.add(make(r, c, c, down_delay[f][c]), deps);
+        for (int c : t.children[r]) {
+          std::vector<std::uint32_t> deps = base;
+          freed_down(c, deps);
+          down[c] = s.add(make(r, c, c, down_delay[f][c]), deps);
+        }
       }
     }
   }

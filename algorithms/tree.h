@@ -53,22 +53,45 @@ TreePlan plan_trees(const Topology& topo, int channels);
 // (Tree runs chunkSteps = sliceSteps = 1).
 constexpr double kTreeSimpleChunkBytes = 512.0 * 1024;
 
+// NCCL 2.30's Tree chunk per channel in data bytes (enqueue.cc, calcCollChunking): one slot of the
+// protocol's buffer (Simple 512 KiB; LL 64 KiB of lines = 32 KiB of data; LL128 614400 B of lines =
+// 576000 B of data), for LL128 halved while the size gives fewer than (1 + log2i(nodes) + 0.1 ppn) x
+// 64/ppn chunks per channel (down to 128 KiB) and x 16/ppn (down to 32 KiB), then rounded down to
+// the protocol's grain (LL 16 B, LL128 1920 B, Simple 512 B). `channels` is the number of channels
+// that share the buffer.
+double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks);
+
 // NCCL 2.30's Tree constants for a protocol: launch = baseLat[Tree][p], per-step latency
 // hwLat[NVLINK|PCI|NET][Tree][p] (Simple: 8.4 us; 4.0, 4.0, 14 us).
 StepTiming tree_step_timing(Proto p);
 
+// Connection slots of NCCL's Tree: NCCL_STEPS = 8 buffers per connection, one chunk each
+// (chunkSteps = sliceSteps = 1 for every protocol): up to 8 chunks in flight per connection, and a
+// sender may run at most 8 chunks ahead of its receiver's consumption.
+constexpr int kTreeSlots = 8;
+
 struct TreeScheduleOptions {
+  Proto proto = Proto::Simple;
   StepTiming timing = tree_step_timing(Proto::Simple);
   double wire_factor = 1.0;                     // bytes on the wire per data byte (LL 2, LL128 128/120)
-  double chunk_bytes = kTreeSimpleChunkBytes;   // per channel
-  int max_chunks = 64;                          // chunks per family: max(1, min(max_chunks, ceil(bytes per channel / chunk_bytes)))
+  double chunk_bytes = 0;                       // data bytes per chunk and channel; 0: NCCL's rule for `proto`
+  int max_chunks = 64;                          // chunks per family: max(1, min(max_chunks, ceil(bytes per channel / chunk)))
   int launch_wave = 4;                          // chunks whose dependency-free transfers pay the launch: the
                                                 // ones that start at once (engine pipeline_depth); later
                                                 // chunks start after an earlier one finished, past the launch
+  int flow_control_slots = 0;                   // > 0: chunk k of a connection waits until its receiver has
+                                                // forwarded chunk k - slots (NCCL's FIFO credits); 0: no credit
+  bool fifo_connections = false;                // Schedule::fifo_connections: chunks of a connection leave
+                                                // one after the other (NCCL's proxy / copy loop); false: up
+                                                // to the engine's pipeline_depth share the connection
 };
 
+// The options NCCL would run a protocol with: its timing, wire factor and chunking, 8 slots of flow
+// control, FIFO connections (every dependency-free transfer pays the launch).
+TreeScheduleOptions tree_options(Proto p);
+
 // Number of chunks each family's data is split into for a size (the rule of TreeScheduleOptions).
-int tree_chunks(const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options);
+int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options);
 
 // Tree all_reduce (the only collective NCCL runs on its trees). `size_bytes` is the buffer size.
 // Transfers are emitted chunk by chunk (chunk-major), up the tree then down; `step` is the chunk
@@ -76,5 +99,20 @@ int tree_chunks(const TreePlan& plan, double size_bytes, const TreeScheduleOptio
 // `launch_wave` chunks pay the launch. Throws std::invalid_argument for other collectives.
 Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::string& collective, double size_bytes,
                        const TreeScheduleOptions& options);
+
+// The tree schedules of a size sweep. A tree's chunk count follows the size (NCCL's chunking), so
+// its schedule must be built per size -- but sizes with the same chunk count have schedules that
+// differ only by a common byte factor (delays do not depend on the size), so one reference schedule
+// per chunk count is enough: the engine scales it to each of its sizes (simulate_sweeps). Groups are
+// in order of their first size; every size index appears in exactly one group.
+struct TreeSizeGroup {
+  int chunks = 1;
+  Schedule schedule;                  // built for the group's largest size
+  std::vector<std::size_t> indices;   // positions in `sizes_bytes`
+};
+std::vector<TreeSizeGroup> tree_schedules_for_sizes(const Topology& topo, const TreePlan& plan,
+                                                    const std::string& collective,
+                                                    const std::vector<double>& sizes_bytes,
+                                                    const TreeScheduleOptions& options);
 
 }  // namespace ccsim

@@ -2,6 +2,8 @@
 //   1. the README default: ring all_reduce, 32 x dgx-h100 (256 GPUs), 31 sizes 8 B .. 8 GiB
 //   2. one 1 GiB ring all_reduce on 128 x dgx-h100 (1024 GPUs)
 //   3. how one 1 GiB all_reduce grows with the node count
+//   4. (--tree) NCCL's Tree all_reduce on 32 x dgx-h100, 8 B .. 1 GiB: wall time per size and per
+//      sweep (sizes grouped by chunk count, docs/tree.md)
 // Peak memory is the larger of this process's and its simulation children's maximum resident set.
 #include <sys/resource.h>
 
@@ -12,6 +14,9 @@
 #include <vector>
 
 #include "algorithms/ring.h"
+#include "algorithms/tree.h"
+#include "algorithms/tree_closed_form.h"
+#include "sim/engine.h"
 #include "scenarios/predict.h"
 #include "topologies/spec.h"
 
@@ -53,9 +58,49 @@ void run_case(const std::string& name, int nodes, std::uint64_t min_bytes, std::
   std::fflush(stdout);
 }
 
+void tree_case(int nodes, ccsim::Proto proto) {
+  const ccsim::Topology topo = dgx(nodes);
+  const ccsim::TreePlan plan = ccsim::plan_trees(topo, 2 * topo.nics_per_node());
+  const ccsim::TreeScheduleOptions o = ccsim::tree_options(proto);
+  std::vector<double> sizes;
+  for (double s = 8; s <= double(1ull << 30); s *= 2) sizes.push_back(s);
+  ccsim::EngineOptions eo;
+  eo.parallel_jobs = 1;
+  std::printf("\nTree/%s, %d x dgx-h100 (%d GPUs), one size at a time:\n\n", ccsim::to_string(proto), nodes,
+              topo.num_gpus());
+  std::printf("| size B | chunks | transfers | flows simulated | engine us | closed form us | wall s |\n|---|---|---|---|---|---|---|\n");
+  for (double size : sizes) {
+    const double t0 = now_s();
+    const ccsim::Schedule s = ccsim::tree_schedule(topo, plan, "all_reduce", size, o);
+    const ccsim::SimResult r = ccsim::simulate_one(topo, s, eo);
+    const double wall = now_s() - t0;
+    const ccsim::TreeClosedForm cf = ccsim::tree_closed_form(topo, plan, size, o);
+    std::printf("| %.0f | %d | %zu | %zu | %.1f | %.1f | %.2f |\n", size, cf.chunks, r.transfers, r.flows_simulated,
+                r.time_s * 1e6, cf.time_s * 1e6, wall);
+    std::fflush(stdout);
+  }
+  // The whole sweep as predict would run it: one schedule per chunk count, two sizes at a time.
+  const double t0 = now_s();
+  const auto groups = ccsim::tree_schedules_for_sizes(topo, plan, "all_reduce", sizes, o);
+  std::vector<ccsim::SweepJob> jobs;
+  for (const auto& g : groups) {
+    ccsim::SweepJob j;
+    j.schedule = &g.schedule;
+    for (auto i : g.indices) j.sizes_bytes.push_back(sizes[i]);
+    jobs.push_back(j);
+  }
+  ccsim::simulate_sweeps(topo, jobs, {});
+  std::printf("\nwhole sweep (%zu sizes, %zu schedules, 2 jobs): %.2f s, peak RSS %.0f MiB\n", sizes.size(), groups.size(),
+              now_s() - t0, peak_rss_mib());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--tree") == 0) {
+    for (ccsim::Proto p : {ccsim::Proto::LL, ccsim::Proto::LL128, ccsim::Proto::Simple}) tree_case(32, p);
+    return 0;
+  }
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   std::printf("| case | GPUs | sizes | transfers | flows simulated | wall s | peak RSS MiB |\n");
   std::printf("|---|---|---|---|---|---|---|\n");

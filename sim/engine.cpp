@@ -286,10 +286,17 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   R.pending.assign(nrep, 0);
   R.ready_at.assign(nrep, 0.0);
   std::vector<std::vector<std::uint32_t>> succ(nrep);
+  // FIFO connections: the route's physical latency joins the fixed delay, slept by the actor before
+  // the bytes move, so that it overlaps with the connection's previous transfer (links carry no latency).
+  const bool fifo = sched.fifo_connections;
+  std::vector<double> route_latency(routes.size(), 0.0);
+  if (fifo)
+    for (std::size_t r = 0; r < routes.size(); ++r)
+      for (const Hop& h : routes[r]) route_latency[r] += topo.link(h.edge).latency_s;
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
     R.bytes[i] = t.bytes * byte_factor;
-    R.delay[i] = t.delay_s;
+    R.delay[i] = t.delay_s + route_latency[R.route_of[i]];
     std::vector<std::uint32_t> deps;
     for (std::uint32_t k = 0; k < t.dep_count; ++k) deps.push_back(static_cast<std::uint32_t>(rep_index[q.rep_of[sched.deps_of(t)[k]]]));
     std::sort(deps.begin(), deps.end());
@@ -312,7 +319,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     lanes[std::make_tuple(t.src, t.dst, t.rail, t.family, t.lane)].push_back(static_cast<std::uint32_t>(i));
   }
   R.slot_next.assign(nrep, -1);
-  const std::size_t depth = static_cast<std::size_t>(std::max(1, options.pipeline_depth));
+  const std::size_t depth = fifo ? 1 : static_cast<std::size_t>(std::max(1, options.pipeline_depth));
   for (const auto& [key, items] : lanes)
     for (std::size_t j = depth; j < items.size(); ++j) {
       R.slot_next[items[j - depth]] = items[j];
@@ -344,7 +351,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     const Link& l = topo.link(h.edge);
     if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
     auto* link = zone->create_link("l" + std::to_string(link_counter++), l.bandwidth_Bps * kByteScale)
-                     ->set_latency(l.latency_s)
+                     ->set_latency(fifo ? 0.0 : l.latency_s)
                      ->seal();
     sg_links.emplace(k, link);
     return link;
@@ -352,8 +359,8 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   double fastest_link_Bps = 0;
   for (auto [it, end] = boost::edges(topo.graph()); it != end; ++it)
     fastest_link_Bps = std::max(fastest_link_Bps, topo.link(*it).bandwidth_Bps);
-  R.route_delay.assign(routes.size(), -1.0);
-  for (std::size_t i = 0; i < nrep; ++i) {
+  R.route_delay.assign(routes.size(), fifo ? 0.0 : -1.0);
+  for (std::size_t i = 0; i < nrep && !fifo; ++i) {
     double& d = R.route_delay[R.route_of[i]];
     d = d < 0 ? R.delay[i] : std::min(d, R.delay[i]);
   }
@@ -361,16 +368,19 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     auto* src = zone->create_host("s" + std::to_string(r), 1e9);
     auto* dst = zone->create_host("d" + std::to_string(r), 1e9);
     std::vector<sg4::LinkInRoute> path;
-    if (R.route_delay[r] > 0) {
-      // A latency-only link: the fixed per-step delay of this connection, never a bandwidth limit.
-      // FATPIPE: each flow is capped individually, never the sum; the cap is far above any real link.
-      path.emplace_back(zone->create_link("delay" + std::to_string(r), fastest_link_Bps * 1e3 * kByteScale)
+    // A per-flow cap (Schedule::transfer_rate_cap_Bps) rides on the same FATPIPE link.
+    const double cap = sched.transfer_rate_cap_Bps;
+    if (R.route_delay[r] > 0 || cap > 0) {
+      // A latency-only link: the fixed per-step delay of this connection, never a bandwidth limit
+      // unless a cap is asked for. FATPIPE: each flow is capped individually, never the sum; without
+      // a cap the bandwidth is far above any real link.
+      path.emplace_back(zone->create_link("delay" + std::to_string(r),
+                                          (cap > 0 ? cap : fastest_link_Bps * 1e3) * kByteScale)
                             ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                            ->set_latency(R.route_delay[r])
+                            ->set_latency(std::max(0.0, R.route_delay[r]))
                             ->seal());
-    } else {
-      R.route_delay[r] = 0;
     }
+    if (R.route_delay[r] <= 0) R.route_delay[r] = 0;
     for (const Hop& h : routes[r]) path.emplace_back(platform_link(h));
     zone->add_route(src->get_netpoint(), nullptr, nullptr, nullptr, path, false);
     zone->add_route(nullptr, dst->get_netpoint(), nullptr, nullptr, {}, false);
@@ -483,7 +493,9 @@ namespace {
 // Same records in the same order with the same dependencies; bytes and delays may differ.
 bool same_structure(const Schedule& a, const Schedule& b) {
   if (a.transfers.size() != b.transfers.size() || a.deps != b.deps || a.nranks != b.nranks ||
-      a.families_follow_rails != b.families_follow_rails || a.switches != b.switches)
+      a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
+      a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
+      a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

@@ -68,6 +68,10 @@ MergedSchedule merge_identical_transfers(const Schedule& schedule) {
   s.nranks = schedule.nranks;
   s.size_bytes = schedule.size_bytes;
   s.switches = schedule.switches;
+  s.families_follow_rails = schedule.families_follow_rails;
+  s.families_per_rail = schedule.families_per_rail;
+  s.fifo_connections = schedule.fifo_connections;
+  s.transfer_rate_cap_Bps = schedule.transfer_rate_cap_Bps;
   for (std::size_t g = 0; g < group_first.size(); ++g) {
     Transfer t = schedule.transfers[group_first[g]];
     t.lane = 0;

@@ -116,7 +116,8 @@ struct Context {
 
   bool image_key(const Transfer& t, Rotation r, std::uint64_t* key) const {
     const int rail = t.rail >= 0 ? mod(t.rail + r.local, rails) : -1;
-    const int family = schedule.families_follow_rails ? mod(t.family + r.local, families) : t.family;
+    const int family =
+        schedule.families_follow_rails ? mod(t.family + r.local * schedule.families_per_rail, families) : t.family;
     return pack_transfer_key(rotate_rank(t.src, r), rotate_rank(t.dst, r), rail, family, t.step, key);
   }
 
@@ -357,7 +358,7 @@ Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
     q.node_shift = shift;
   const int gpn = topo.gpus_per_node();
   const bool rails_match = topo.nics_per_node() == gpn || topo.num_nodes() == 1;
-  if (gpn > 1 && rails_match && (!schedule.families_follow_rails || c.families == topo.nics_per_node()) &&
+  if (gpn > 1 && rails_match && (!schedule.families_follow_rails || c.families == topo.nics_per_node() * schedule.families_per_rail) &&
       schedule_invariant(c, Rotation{0, 1}, &rail_sigma) && routes_invariant(c, routes, Rotation{0, 1}))
     q.rail_rotation = true;
   if (q.node_shift == 0 && !q.rail_rotation) return identity_quotient(schedule);

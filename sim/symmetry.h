@@ -2,7 +2,8 @@
 //   - node rotation: node i -> i + s (s = 1, or the leaf-group size when the fabric has several
 //     leaf groups), order N/s;
 //   - rail rotation: local GPU g -> g + 1, NIC r -> r + 1 (and with them PCIe switch, leaf rail and
-//     ring family), order G (GPUs per node), when every node has as many NICs as GPUs.
+//     the rail's families: ring family r, tree families 2r and 2r+1, i.e. family f -> f + families_per_rail),
+//     order G (GPUs per node), when every node has as many NICs as GPUs.
 // A rotation is used only when it maps the schedule onto itself (every transfer onto a transfer with
 // the same bytes and delay, dependencies onto dependencies) and every route onto the route of the
 // image transfer, link for link with equal bandwidth and latency. Then all transfers of one orbit
