@@ -87,7 +87,7 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
                                         const EngineOptions& engine) {
   std::vector<std::pair<Algo, Proto>> keys;
   for (const auto& c : choices)
-    if (std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
+    if (c.by_engine && std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
       keys.emplace_back(c.sim_algo, c.sim_proto);
   std::vector<Schedule> schedules;
   std::vector<std::vector<std::size_t>> indices;
@@ -97,12 +97,30 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     const ReplayRecipe recipe = replay_recipe(ctx, key.first, key.second);
     std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < sizes.size(); ++i)
-      if (choices[i].sim_algo == key.first && choices[i].sim_proto == key.second) idx.push_back(i);
+      if (choices[i].by_engine && choices[i].sim_algo == key.first && choices[i].sim_proto == key.second) idx.push_back(i);
     // A calibrated efficiency e(S) < 1 stretches the bandwidth term: simulate S / e(S) bytes.
     auto simulated_bytes = [&](std::size_t i) {
       return static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i]));
     };
-    if (recipe.linear_in_size) {
+    if (!recipe.linear_in_size && recipe.structure_key) {
+      // Sizes of one structure share a schedule built at their largest size, scaled to each.
+      std::vector<std::pair<long, std::vector<std::size_t>>> groups;
+      for (auto i : idx) {
+        const long key = recipe.structure_key(simulated_bytes(i));
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == key; });
+        if (g == groups.end()) g = groups.insert(groups.end(), {key, {}});
+        g->second.push_back(i);
+      }
+      for (auto& [key, members] : groups) {
+        schedules.push_back(recipe.build(std::max(1.0, simulated_bytes(members.back()))));
+        SweepJob job;
+        job.schedule = &schedules.back();
+        job.pipeline_depth = recipe.pipeline_depth;
+        for (auto i : members) job.sizes_bytes.push_back(simulated_bytes(i));
+        jobs.push_back(std::move(job));
+        indices.push_back(std::move(members));
+      }
+    } else if (recipe.linear_in_size) {
       schedules.push_back(recipe.build(static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]))));
       SweepJob job;
       job.schedule = &schedules.back();
@@ -170,18 +188,6 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   ctx.calibrated_timing = req.calibration ? &req.calibrated_timing : nullptr;
   ctx.summary = &summary;
   ctx.root = req.root;
-  if (engine && !p2p && !req.filter.allows(func, Algo::Ring, Proto::Simple) && !req.filter.allows(func, Algo::Ring, Proto::LL) &&
-      !req.filter.allows(func, Algo::Ring, Proto::LL128)) {
-    // Without Ring the engine needs every size's choice to be an algorithm it replays.
-    for (auto size : sizes) {
-      const TunerChoice nccl = choose(summary, func, size, req.filter);
-      std::string why;
-      if (!engine_replays(ctx, nccl.algo, &why))
-        throw InputError(req.filter.where.empty() ? "--algo" : req.filter.where,
-                         why + " and '" + req.filter.algo_text +
-                             "' excludes Ring (use --model closed-form for NCCL's cost model of it)");
-    }
-  }
   for (auto size : sizes) {
     SizeChoice c;
     if (p2p) {
@@ -215,9 +221,12 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       c.sim_proto = nccl.proto;
       c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
     } else {
-      c.sim_algo = Algo::Ring;
-      c.sim_proto = c.ring_proto;
-      c.simulated = std::string("Ring/") + to_string(c.ring_proto) + " (" + why + ")";
+      // Not replayable here: NCCL's cost model of its own choice, which predicts the algorithm NCCL
+      // runs (replaying another algorithm instead would not).
+      c.sim_algo = nccl.algo;
+      c.sim_proto = nccl.proto;
+      c.by_engine = false;
+      c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto) + " (NCCL cost model: " + why + ")";
     }
     out.choices.push_back(c);
   }
@@ -258,7 +267,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
   } else {
     out.sim = simulate_choices(ctx, sizes, out.choices, efficiency, req.engine);
-    for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.sim[i].time_s;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : out.choices[i].nccl_time_us * 1e-6;
   }
 
   const double factor = busbw_factor(req.collective, n);

@@ -1,8 +1,8 @@
 // `ccsim predict`: the nccl-tests size sweep of one collective on one topology. For every size
 // NCCL's tuner (algorithms/tuner.h, NCCL 2.30.7's cost model) picks an algorithm and protocol,
 // honouring --algo/--proto and NCCL_ALGO/NCCL_PROTO. The closed-form model reports the tuner's
-// time; the engine replays the tuner's choice (scenarios/replay.h), or Ring with Ring's best
-// protocol where it cannot replay that algorithm yet, and says so per size.
+// time; the engine replays the tuner's choice (scenarios/replay.h), or, where it cannot replay that
+// algorithm on this topology, the row is NCCL's cost model of the choice, and the report says so.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -61,7 +61,8 @@ struct SizeChoice {
   Proto ring_proto = Proto::Simple; // Ring's best protocol at this size (the ring alpha-beta report)
   Algo sim_algo = Algo::Ring;       // what was predicted: replayed by the engine, or the closed form's
   Proto sim_proto = Proto::Simple;
-  std::string simulated;            // "Tree/LL", "Ring/LL (NVLS is not replayed ...)", "Ring (calibrated)"
+  bool by_engine = true;            // false: NCCL's cost model of its choice (the engine cannot replay it here)
+  std::string simulated;            // "Tree/LL", "CollNetDirect/Simple (NCCL cost model: ...)", "Ring (calibrated)"
 };
 
 struct Prediction {

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "algorithms/nvls.h"
+#include "algorithms/pat.h"
 #include "algorithms/ring.h"
+#include "algorithms/tree.h"
+#include "common/error.h"
 #include "scenarios/collective_schedule.h"
 
 namespace ccsim {
@@ -13,10 +17,42 @@ int default_ring_channels(const Topology& topo) {
 }
 
 bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
-  (void)ctx;  // algorithms other than Ring will depend on the topology and collective
-  if (algo == Algo::Ring) return true;
-  if (why) *why = std::string(to_string(algo)) + " is not replayed by the engine yet";
-  return false;
+  const Topology& topo = *ctx.topo;
+  const std::string& c = ctx.collective;
+  auto no = [&](const std::string& reason) {
+    if (why) *why = std::string(to_string(algo)) + " " + reason;
+    return false;
+  };
+  switch (algo) {
+    case Algo::Ring:
+      return true;
+    case Algo::Tree:
+      if (c != "all_reduce") return no("runs all_reduce only");
+      return true;
+    case Algo::NVLS:
+      if (!nvls_supported(topo)) return no("needs NVSwitch with NVLS");
+      if (topo.num_nodes() != 1) return no("across nodes is NVLSTree");
+      if (c != "all_reduce" && c != "all_gather" && c != "reduce_scatter") return no("does not run " + c);
+      return true;
+    case Algo::NVLSTree:
+      if (!nvls_supported(topo)) return no("needs NVSwitch with NVLS");
+      if (topo.num_nodes() < 2 || c != "all_reduce") return no("runs all_reduce across nodes only");
+      // Every node's NVLS flows share its NVSwitch reducer, so the max-min system is re-solved over
+      // thousands of concurrent flows at every event, and switch endpoints rule out the symmetry
+      // quotient: the replay grows about quadratically with the nodes (docs/nvls.md).
+      if (topo.num_nodes() > kNvlsTreeEngineMaxNodes)
+        return no("replay is limited to " + std::to_string(kNvlsTreeEngineMaxNodes) + " nodes");
+      return true;
+    case Algo::PAT:
+      try {
+        check_pat(topo, c);
+      } catch (const InputError& e) {
+        return no(std::string("does not apply: ") + e.what());
+      }
+      return true;
+    default:
+      return no("is not replayed by the engine yet (docs/collnet.md)");
+  }
 }
 
 namespace {
@@ -69,6 +105,60 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   return r;
 }
 
+
+ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
+  const int channels = ctx.ring_channels > 0 ? ctx.ring_channels : default_ring_channels(*ctx.topo);
+  const Topology* topo = ctx.topo;
+  const std::string collective = ctx.collective;
+  const TreeScheduleOptions opts = tree_options(proto);
+  ReplayRecipe r;
+  r.algo = Algo::Tree;
+  r.proto = proto;
+  r.label = std::string("Tree/") + to_string(proto);
+  r.pipeline_depth = kTreeSlots;
+  r.linear_in_size = false;
+  r.structure_key = [topo, channels, opts](double size_bytes) {
+    return static_cast<long>(tree_chunks(*topo, plan_trees(*topo, channels), size_bytes, opts));
+  };
+  r.build = [topo, collective, channels, opts](double size_bytes) {
+    return tree_schedule(*topo, plan_trees(*topo, channels), collective, size_bytes, opts);
+  };
+  return r;
+}
+
+ReplayRecipe nvls_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
+  const Topology* topo = ctx.topo;
+  const std::string collective = ctx.collective;
+  ReplayRecipe r;
+  r.algo = algo;
+  r.proto = proto;
+  r.label = std::string(to_string(algo)) + "/" + to_string(proto);
+  r.pipeline_depth = kNvlsPipelineDepth;
+  if (algo == Algo::NVLS) {
+    r.linear_in_size = true;
+    r.build = [topo, collective, proto](double size_bytes) { return nvls_schedule(*topo, collective, size_bytes, proto); };
+  } else {
+    r.linear_in_size = false;
+    r.structure_key = [topo](double size_bytes) { return static_cast<long>(nvls_tree_chunks(*topo, size_bytes, NvlsOptions{})); };
+    r.build = [topo, collective, proto](double size_bytes) {
+      return nvls_tree_schedule(*topo, collective, size_bytes, proto);
+    };
+  }
+  return r;
+}
+
+ReplayRecipe pat_recipe(const ReplayContext& ctx, Proto proto) {
+  const Topology* topo = ctx.topo;
+  const std::string collective = ctx.collective;
+  ReplayRecipe r;
+  r.algo = Algo::PAT;
+  r.proto = proto;
+  r.label = std::string("PAT/") + to_string(proto);
+  r.linear_in_size = true;
+  r.build = [topo, collective](double size_bytes) { return pat_schedule(*topo, collective, size_bytes); };
+  return r;
+}
+
 }  // namespace
 
 ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
@@ -77,6 +167,13 @@ ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
   switch (algo) {
     case Algo::Ring:
       return ring_recipe(ctx, proto);
+    case Algo::Tree:
+      return tree_recipe(ctx, proto);
+    case Algo::NVLS:
+    case Algo::NVLSTree:
+      return nvls_recipe(ctx, algo, proto);
+    case Algo::PAT:
+      return pat_recipe(ctx, proto);
     default:
       throw std::logic_error("replay_recipe: no recipe for " + std::string(to_string(algo)));
   }

@@ -28,8 +28,15 @@ struct ReplayRecipe {
   std::string label;        // "Ring/LL", shown in reports
   int pipeline_depth = 4;   // slices in flight per connection (engine)
   bool linear_in_size = true;  // build once (at the largest size) and scale; else build per size
+  // Not linear in general, but sizes with the same key have the same structure and scale (a tree's
+  // chunk count): one schedule per key, built at the key's largest size. Unset: per size.
+  std::function<long(double size_bytes)> structure_key;
   std::function<Schedule(double size_bytes)> build;
 };
+
+// NVLSTree replays up to this many nodes (about 1 s per size at 4 nodes; 3.7 s at 8 nodes for
+// 32 MiB and growing about quadratically, docs/nvls.md).
+constexpr int kNvlsTreeEngineMaxNodes = 4;
 
 // Whether the engine replays `algo` for the context's collective on its topology; when not, `why`
 // says so in words for the report.
