@@ -23,6 +23,13 @@ class ParsedArgs {
   const std::vector<std::string>& positional() const { return positional_; }
   // The flag as the user typed it, for error messages ("-b", "--minbytes").
   std::string spelled(const std::string& name) const;
+  // The same arguments without an option (as if it had not been given).
+  ParsedArgs without(const std::string& name) const {
+    ParsedArgs copy = *this;
+    copy.values_.erase(name);
+    copy.spelled_.erase(name);
+    return copy;
+  }
 
  private:
   friend ParsedArgs parse_args(const std::vector<std::string>&, const std::vector<OptionSpec>&);

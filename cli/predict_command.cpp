@@ -93,7 +93,13 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   req.engine.parallel_jobs = parse_int_arg(args, "jobs", 2, 1);
   req.engine.exploit_symmetry = !args.has("no-symmetry");
   req.engine.merge_identical = !args.has("no-merge");
-  req.filter = algo_filter_from_args(args);
+  if (args.has("algo") && lower(trim(args.get("algo"))) == "custom") {
+    // ccsim's extension: vLLM's custom all-reduce; NCCL (default choice, NCCL_PROTO honoured) above its limit.
+    req.custom_allreduce = true;
+    req.filter = algo_filter_from_args(args.without("algo"));
+  } else {
+    req.filter = algo_filter_from_args(args);
+  }
   const std::string model = args.get("model", "engine");
   if (model == "engine")
     req.model = PredictModel::Engine;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algorithms/custom_allreduce.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/p2p.h"
 #include "algorithms/ring.h"
@@ -87,7 +88,7 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
                                         const EngineOptions& engine) {
   std::vector<std::pair<Algo, Proto>> keys;
   for (const auto& c : choices)
-    if (c.by_engine && std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
+    if (c.by_engine && !c.custom && std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
       keys.emplace_back(c.sim_algo, c.sim_proto);
   std::vector<Schedule> schedules;
   std::vector<std::vector<std::size_t>> indices;
@@ -97,7 +98,7 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     const ReplayRecipe recipe = replay_recipe(ctx, key.first, key.second);
     std::vector<std::size_t> idx;
     for (std::size_t i = 0; i < sizes.size(); ++i)
-      if (choices[i].by_engine && choices[i].sim_algo == key.first && choices[i].sim_proto == key.second) idx.push_back(i);
+      if (choices[i].by_engine && !choices[i].custom && choices[i].sim_algo == key.first && choices[i].sim_proto == key.second) idx.push_back(i);
     // A calibrated efficiency e(S) < 1 stretches the bandwidth term: simulate S / e(S) bytes.
     auto simulated_bytes = [&](std::size_t i) {
       return static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i]));
@@ -139,6 +140,16 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
         indices.push_back({i});
       }
     }
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (!choices[i].custom) continue;
+    schedules.push_back(custom_allreduce_schedule(*ctx.topo, static_cast<double>(sizes[i]), CustomAllreduceOptions{}));
+    SweepJob job;
+    job.schedule = &schedules.back();
+    job.pipeline_depth = 1;  // one transfer per (peer, reader) and stage: no slots to share
+    job.sizes_bytes.push_back(static_cast<double>(sizes[i]));
+    jobs.push_back(std::move(job));
+    indices.push_back({i});
   }
   const auto results = simulate_sweeps(*ctx.topo, jobs, engine);
   std::vector<SimResult> out(sizes.size());
@@ -188,8 +199,26 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   ctx.calibrated_timing = req.calibration ? &req.calibrated_timing : nullptr;
   ctx.summary = &summary;
   ctx.root = req.root;
+  const CustomAllreduceOptions custom_options;
+  if (req.custom_allreduce) {
+    if (req.collective != "all_reduce")
+      throw InputError("--algo", "custom is vLLM's custom all-reduce; it does not run " + req.collective);
+    if (req.calibration) throw InputError("--calibration", "a calibration describes NCCL's ring, not --algo custom");
+    check_custom_allreduce(topo, 0.0, custom_options);  // the topology rules (node, GPU count, P2P)
+  }
   for (auto size : sizes) {
     SizeChoice c;
+    if (req.custom_allreduce && static_cast<double>(size) < custom_options.max_bytes) {
+      const TunerChoice nccl = choose(summary, func, size, req.filter);
+      c.nccl_algo = nccl.algo;  // what NCCL would have run, for the report
+      c.nccl_proto = c.ring_proto = nccl.proto;
+      c.nccl_time_us = nccl.time_us;
+      c.custom = true;
+      c.simulated = std::string("custom all-reduce/") +
+                    to_string(vllm_custom_ar_variant(topo.num_gpus(), static_cast<double>(size)));
+      out.choices.push_back(c);
+      continue;
+    }
     if (p2p) {
       c.nccl_algo = c.sim_algo = Algo::Ring;  // no NCCL algorithm: grouped send/recv
       c.nccl_proto = c.ring_proto = c.sim_proto = p2p_protocol(topo, summary, req.collective, static_cast<double>(size));
@@ -264,7 +293,10 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
                                                                     Proto::Simple, channels)
                                                     .schedule);
   } else if (!engine) {
-    for (std::size_t i = 0; i < sizes.size(); ++i) times_s[i] = out.choices[i].nccl_time_us * 1e-6;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      times_s[i] = out.choices[i].custom
+                       ? custom_allreduce_time_s(topo, static_cast<double>(sizes[i]), custom_options)
+                       : out.choices[i].nccl_time_us * 1e-6;
   } else {
     out.sim = simulate_choices(ctx, sizes, out.choices, efficiency, req.engine);
     for (std::size_t i = 0; i < sizes.size(); ++i)

@@ -40,6 +40,9 @@ struct PredictRequest {
   int root = 0;
   PredictModel model = PredictModel::Engine;
   AlgoProtoFilter filter;  // --algo / --proto / NCCL_ALGO / NCCL_PROTO
+  // --algo custom: vLLM's custom all-reduce (algorithms/custom_allreduce.h) for the sizes below its
+  // limit, NCCL's choice (within `filter`) above, as vLLM falls back to NCCL.
+  bool custom_allreduce = false;
   int channels = 0;        // engine ring channels; 0: two per NIC rail (multi-node) / two (single node)
   EngineOptions engine;
   // With a calibration (ccsim calibrate), the ring is replayed with the calibrated step timing, the
@@ -61,6 +64,7 @@ struct SizeChoice {
   Proto ring_proto = Proto::Simple; // Ring's best protocol at this size (the ring alpha-beta report)
   Algo sim_algo = Algo::Ring;       // what was predicted: replayed by the engine, or the closed form's
   Proto sim_proto = Proto::Simple;
+  bool custom = false;              // vLLM's custom all-reduce (sim_algo/sim_proto unused)
   bool by_engine = true;            // false: NCCL's cost model of its choice (the engine cannot replay it here)
   std::string simulated;            // "Tree/LL", "CollNetDirect/Simple (NCCL cost model: ...)", "Ring (calibrated)"
 };
