@@ -1,0 +1,91 @@
+// predict replays the tuner's choice per size (scenarios/replay.h): each algorithm's engine time is
+// checked against that algorithm's own closed form, and the fallback (NCCL's cost model where the
+// engine cannot replay the choice) against the tuner's number.
+#include <gtest/gtest.h>
+
+#include "algorithms/custom_allreduce.h"
+#include "algorithms/nccl_channels.h"
+#include "algorithms/nvls.h"
+#include "algorithms/tree.h"
+#include "algorithms/tree_closed_form.h"
+#include "algorithms/tuner.h"
+#include "common/error.h"
+#include "scenarios/predict.h"
+#include "scenarios/replay.h"
+#include "test_helpers.h"
+
+namespace ccsim {
+namespace {
+
+PredictRequest one_size(const std::string& collective, std::uint64_t bytes) {
+  PredictRequest req;
+  req.collective = collective;
+  req.sweep.min_bytes = req.sweep.max_bytes = bytes;
+  return req;
+}
+
+TEST(PredictReplay, OneH100NodeLargeAllReduceIsNvlsReplayedByTheEngine) {
+  const Topology topo = testing::preset("dgx-h100", 1);
+  const std::uint64_t size = 1ull << 30;
+  const Prediction p = predict(topo, one_size("all_reduce", size));
+  ASSERT_EQ(p.choices.size(), 1u);
+  EXPECT_EQ(p.choices[0].nccl_algo, Algo::NVLS);  // NCCL 2.30's tuner on an NVLS node at 1 GiB
+  EXPECT_TRUE(p.choices[0].by_engine);
+  EXPECT_EQ(p.choices[0].simulated, "NVLS/Simple");
+  const double closed = nvls_closed_form_time_s(topo, "all_reduce", static_cast<double>(size));
+  EXPECT_NEAR(p.sim[0].time_s / closed, 1.0, 0.02);
+}
+
+TEST(PredictReplay, SmallAllReduceOnFourNodesIsTreeReplayedByTheEngine) {
+  const Topology topo = testing::preset("dgx-h100", 4);
+  const Prediction p = predict(topo, one_size("all_reduce", 8));
+  ASSERT_EQ(p.choices.size(), 1u);
+  EXPECT_EQ(p.choices[0].nccl_algo, Algo::Tree);
+  EXPECT_EQ(p.choices[0].nccl_proto, Proto::LL);
+  EXPECT_TRUE(p.choices[0].by_engine);
+  // At 8 B the tree is pure latency: the engine equals the pipelined closed form's fixed costs.
+  const TreeClosedForm cf = tree_closed_form(topo, plan_trees(topo, default_ring_channels(topo)), 8.0,
+                                             tree_options(Proto::LL));
+  EXPECT_NEAR(p.sim[0].time_s / cf.time_s, 1.0, 0.02);
+}
+
+TEST(PredictReplay, NvlsTreeBeyondTheEngineLimitReportsNcclsCostModel) {
+  const int nodes = kNvlsTreeEngineMaxNodes + 4;
+  const Topology topo = testing::preset("dgx-h100", nodes);
+  const std::uint64_t size = 256ull << 20;
+  const Prediction p = predict(topo, one_size("all_reduce", size));
+  ASSERT_EQ(p.choices.size(), 1u);
+  ASSERT_EQ(p.choices[0].nccl_algo, Algo::NVLSTree);
+  EXPECT_FALSE(p.choices[0].by_engine);
+  EXPECT_NE(p.choices[0].simulated.find("NCCL cost model"), std::string::npos);
+  const TunerChoice nccl = choose(summarize_for_nccl(topo), Func::AllReduce, size);
+  EXPECT_DOUBLE_EQ(p.rows[0].oop_time_us, nccl.time_us);
+}
+
+TEST(PredictReplay, CustomAllReduceBelowVllmsLimitThenNccl) {
+  const Topology topo = testing::preset("dgx-h100", 1);
+  PredictRequest req = one_size("all_reduce", 128 * 1024);
+  req.sweep.max_bytes = 16ull << 20;
+  req.sweep.step_factor = 128;  // 128 KiB, then 16 MiB
+  req.custom_allreduce = true;
+  const Prediction p = predict(topo, req);
+  ASSERT_EQ(p.choices.size(), 2u);
+  // TP8 decode's 128 KiB: vLLM's one-shot (8 GPUs, below 256 KiB), engine = closed form.
+  EXPECT_TRUE(p.choices[0].custom);
+  EXPECT_EQ(p.choices[0].simulated, "custom all-reduce/one-shot");
+  const double closed = custom_allreduce_time_s(topo, 128.0 * 1024, CustomAllreduceOptions{});
+  EXPECT_NEAR(p.sim[0].time_s / closed, 1.0, 0.01);
+  // 16 MiB is above vLLM's 8 MiB max_size: NCCL runs it (NVLS on this node).
+  EXPECT_FALSE(p.choices[1].custom);
+  EXPECT_EQ(p.choices[1].sim_algo, Algo::NVLS);
+}
+
+TEST(PredictReplay, CustomAllReduceRefusesSeveralNodes) {
+  const Topology topo = testing::preset("dgx-h100", 2);
+  PredictRequest req = one_size("all_reduce", 128 * 1024);
+  req.custom_allreduce = true;
+  EXPECT_THROW(predict(topo, req), InputError);
+}
+
+}  // namespace
+}  // namespace ccsim
