@@ -46,6 +46,8 @@ Schedule collnet_direct_schedule(const Topology& topo, const std::string& collec
   s.algorithm = "collnet_direct";
   s.nranks = topo.num_gpus();
   s.size_bytes = size_bytes;
+  // A connection (QP, channel loop) serves its chunks in order; see Schedule::fifo_connections.
+  s.fifo_connections = true;
   const int gpn = topo.gpus_per_node();
   const std::vector<int> heads = nvls_tree_heads(topo);  // the GPU affined to each NIC rail
   const int H = static_cast<int>(heads.size());

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "algorithms/collnet.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -136,7 +137,8 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   s.net_overhead_us = s.cpu_vendor == "amd" ? 2.0 : 1.0;
   s.nvswitch = topo.has_nvswitch && topo.nvlinks_per_gpu > 0;
   s.nvls = s.nvswitch && topo.nvls_capable && s.compCap >= 90;
-  s.collnet = collnet_fabric && s.nnodes > 1;
+  // A fabric whose switches reduce (fabric.sharp) stands for a CollNet (SHARP) plugin that is loaded.
+  s.collnet = (collnet_fabric || collnet_supported(topo)) && s.nnodes > 1;
   const int cc = s.compCap;
   const int ppn = s.ppn;
   const bool multi = s.nnodes > 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "algorithms/collnet.h"
 #include "algorithms/nvls.h"
 #include "algorithms/pat.h"
 #include "algorithms/ring.h"
@@ -49,6 +50,13 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
       } catch (const InputError& e) {
         return no(std::string("does not apply: ") + e.what());
       }
+      return true;
+    case Algo::CollNetDirect:
+      if (!collnet_supported(topo)) return no("needs a fabric whose switches reduce (fabric.sharp)");
+      if (c != "all_reduce" || topo.num_nodes() < 2) return no("runs all_reduce across nodes only");
+      if (topo.num_nodes() > topo.nodes_per_leaf()) return no("across leaf groups (spine reduction) is not modelled");
+      if (topo.num_nodes() > kNvlsTreeEngineMaxNodes)
+        return no("replay is limited to " + std::to_string(kNvlsTreeEngineMaxNodes) + " nodes");
       return true;
     default:
       return no("is not replayed by the engine yet (docs/collnet.md)");
@@ -147,6 +155,22 @@ ReplayRecipe nvls_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
   return r;
 }
 
+ReplayRecipe collnet_recipe(const ReplayContext& ctx, Proto proto) {
+  const Topology* topo = ctx.topo;
+  const std::string collective = ctx.collective;
+  ReplayRecipe r;
+  r.algo = Algo::CollNetDirect;
+  r.proto = proto;
+  r.label = std::string("CollNetDirect/") + to_string(proto);
+  r.pipeline_depth = kCollNetPipelineDepth;
+  r.linear_in_size = false;
+  r.structure_key = [topo](double size_bytes) { return static_cast<long>(collnet_chunks(*topo, size_bytes, CollNetOptions{})); };
+  r.build = [topo, collective, proto](double size_bytes) {
+    return collnet_direct_schedule(*topo, collective, size_bytes, proto);
+  };
+  return r;
+}
+
 ReplayRecipe pat_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
@@ -174,6 +198,8 @@ ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
       return nvls_recipe(ctx, algo, proto);
     case Algo::PAT:
       return pat_recipe(ctx, proto);
+    case Algo::CollNetDirect:
+      return collnet_recipe(ctx, proto);
     default:
       throw std::logic_error("replay_recipe: no recipe for " + std::string(to_string(algo)));
   }

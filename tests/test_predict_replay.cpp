@@ -3,6 +3,7 @@
 // engine cannot replay the choice) against the tuner's number.
 #include <gtest/gtest.h>
 
+#include "algorithms/collnet.h"
 #include "algorithms/custom_allreduce.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/nvls.h"
@@ -60,6 +61,24 @@ TEST(PredictReplay, NvlsTreeBeyondTheEngineLimitReportsNcclsCostModel) {
   EXPECT_NE(p.choices[0].simulated.find("NCCL cost model"), std::string::npos);
   const TunerChoice nccl = choose(summarize_for_nccl(topo), Func::AllReduce, size);
   EXPECT_DOUBLE_EQ(p.rows[0].oop_time_us, nccl.time_us);
+}
+
+TEST(PredictReplay, ForcedCollNetOnASharpFabricReplaysTheCollNetSchedule) {
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, 4);
+  apply_override(spec, "fabric.sharp=true", "test");
+  const Topology topo = build_topology(spec, "test");
+  const std::uint64_t size = 64ull << 20;
+  PredictRequest req = one_size("all_reduce", size);
+  req.filter = parse_algo_filter("CollNetDirect", "", "--algo");
+  const Prediction p = predict(topo, req);
+  ASSERT_EQ(p.choices.size(), 1u);
+  EXPECT_EQ(p.choices[0].simulated, "CollNetDirect/Simple");
+  EngineOptions e;
+  e.pipeline_depth = kCollNetPipelineDepth;
+  const SimResult direct =
+      simulate_one(topo, collnet_direct_schedule(topo, "all_reduce", static_cast<double>(size), Proto::Simple), e);
+  EXPECT_NEAR(p.sim[0].time_s, direct.time_s, 1e-9 * direct.time_s);
 }
 
 TEST(PredictReplay, CustomAllReduceBelowVllmsLimitThenNccl) {
