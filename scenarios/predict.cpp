@@ -103,42 +103,25 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     auto simulated_bytes = [&](std::size_t i) {
       return static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i]));
     };
-    if (!recipe.linear_in_size && recipe.structure_key) {
-      // Sizes of one structure share a schedule built at their largest size, scaled to each.
-      std::vector<std::pair<long, std::vector<std::size_t>>> groups;
-      for (auto i : idx) {
-        const long key = recipe.structure_key(simulated_bytes(i));
-        auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == key; });
-        if (g == groups.end()) g = groups.insert(groups.end(), {key, {}});
-        g->second.push_back(i);
-      }
-      for (auto& [key, members] : groups) {
-        schedules.push_back(recipe.build(std::max(1.0, simulated_bytes(members.back()))));
-        SweepJob job;
-        job.schedule = &schedules.back();
-        job.pipeline_depth = recipe.pipeline_depth;
-        for (auto i : members) job.sizes_bytes.push_back(simulated_bytes(i));
-        jobs.push_back(std::move(job));
-        indices.push_back(std::move(members));
-      }
-    } else if (recipe.linear_in_size) {
-      schedules.push_back(recipe.build(static_cast<double>(std::max<std::uint64_t>(1, sizes[idx.back()]))));
+    // Groups of sizes that share one schedule, built at the group's largest size and scaled to
+    // each: all sizes of a linear recipe, sizes with the same structure key, or one size each.
+    std::vector<std::pair<long, std::vector<std::size_t>>> groups;
+    for (auto i : idx) {
+      const long group = recipe.linear_in_size  ? 0
+                         : recipe.structure_key ? recipe.structure_key(simulated_bytes(i))
+                                                : static_cast<long>(i);
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == group; });
+      if (g == groups.end()) g = groups.insert(groups.end(), {group, {}});
+      g->second.push_back(i);
+    }
+    for (auto& [group, members] : groups) {
+      schedules.push_back(recipe.build(std::max(1.0, simulated_bytes(members.back()))));
       SweepJob job;
       job.schedule = &schedules.back();
       job.pipeline_depth = recipe.pipeline_depth;
-      for (auto i : idx) job.sizes_bytes.push_back(simulated_bytes(i));
+      for (auto i : members) job.sizes_bytes.push_back(simulated_bytes(i));
       jobs.push_back(std::move(job));
-      indices.push_back(std::move(idx));
-    } else {
-      for (auto i : idx) {
-        schedules.push_back(recipe.build(simulated_bytes(i)));
-        SweepJob job;
-        job.schedule = &schedules.back();
-        job.pipeline_depth = recipe.pipeline_depth;
-        job.sizes_bytes.push_back(simulated_bytes(i));
-        jobs.push_back(std::move(job));
-        indices.push_back({i});
-      }
+      indices.push_back(std::move(members));
     }
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
