@@ -99,7 +99,6 @@ struct Context {
   // Builds the key -> record index; false when two records share a key (images could not be told
   // apart). Schedules whose generator guarantees unique keys never need it unless a probe misses.
   bool build_index() const {
-    if (std::getenv("CCSIM_PROFILE")) std::fprintf(stderr, "[profile] symmetry: building the record index\n");
     index_ = std::make_unique<FlatKeyMap>(schedule.transfers.size());
     for (std::uint32_t i = 0; i < schedule.transfers.size(); ++i) {
       const auto& t = schedule.transfers[i];
@@ -122,9 +121,9 @@ struct Context {
   }
 
   // The record with the image key of record `id`. Generated schedules list rotated records at a few
-  // constant distances, so the distances that hit recently are tried first (sequential, cheap);
-  // the hash index (whose random accesses over millions of records dominate) is built only when
-  // they all miss. Keys must be unique (Schedule::keys_unique or a successful build_index()).
+  // constant distances, so the distances that hit recently are tried first (sequential, cheap),
+  // then a window around the record; the hash index (whose random accesses over millions of records
+  // dominate) is built only when both miss. Keys must be unique (Schedule::keys_unique or a successful build_index()).
   bool image_near(std::uint32_t id, Rotation r, Offsets* offsets, std::uint32_t* out) const {
     std::uint64_t key;
     if (!image_key(schedule.transfers[id], r, &key)) return false;
@@ -151,8 +150,8 @@ struct Context {
     return true;
   }
 
-  bool has_index() const { return index_ != nullptr; }
-  mutable long scans = 0;
+  mutable long scans = 0;  // scan_near calls, reported under CCSIM_PROFILE
+  bool index_built() const { return index_ != nullptr; }
 
   // Looks for `key` among the records within kScanWindow of `id` (images of a rotation stay in the
   // same step, and generators emit a step's records together); false when not there.
@@ -392,7 +391,9 @@ Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
     }
   }
   if (assigned != count) return identity_quotient(schedule);
-  if (std::getenv("CCSIM_PROFILE")) std::fprintf(stderr, "[profile] symmetry scans %ld\n", c.scans);
+  if (std::getenv("CCSIM_PROFILE"))
+    std::fprintf(stderr, "[profile] symmetry: %ld window scans, record index %s\n", c.scans,
+                 c.index_built() ? "built" : "not needed");
   q.reps = std::move(reps);
   return q;
 }
