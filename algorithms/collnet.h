@@ -1,4 +1,4 @@
-// NCCL's CollNetDirect all_reduce as a Schedule with switch endpoints (docs/collnet.md): inside a
+// NCCL's CollNetDirect (and CollNetChain, below) all_reduce as a Schedule with switch endpoints (docs/collnet.md): inside a
 // node every GPU writes slice h of its buffer to head h (one head per NIC rail), the head sends the
 // node's partial sum to its rail's leaf switch, whose SHARP units reduce across the nodes and return
 // the sum to every node's head, and the head writes it to every local GPU. Needs fabric.sharp.
@@ -22,6 +22,10 @@ struct CollNetOptions {
   double intra_s = nccl230::hwLat[nccl230::kHwNvlink][static_cast<int>(Algo::CollNetDirect)][2] * 1e-6;
   double per_peer_s = 0.4e-6;
   double net_s = nccl230::hwLat[nccl230::kHwNet][static_cast<int>(Algo::CollNetDirect)][2] * 1e-6;
+  // CollNetChain/Simple: latency 2 (ppn-1) intraLat + interLat, intraLat = hwLat[NVLINK][CollNetChain]
+  // = 2.8 us per chain hop, interLat = hwLat[NET][CollNetChain] = 30 us.
+  double chain_intra_s = nccl230::hwLat[nccl230::kHwNvlink][static_cast<int>(Algo::CollNetChain)][2] * 1e-6;
+  double chain_net_s = nccl230::hwLat[nccl230::kHwNet][static_cast<int>(Algo::CollNetChain)][2] * 1e-6;
 };
 
 // Whether the fabric reduces (fabric.sharp: a Reducer vertex behind every leaf switch).
@@ -35,5 +39,12 @@ Schedule collnet_direct_schedule(const Topology& topo, const std::string& collec
 Schedule collnet_direct_schedule(const Topology& topo, const std::string& collective, double size_bytes,
                                  const CollNetOptions& options);
 int collnet_chunks(const Topology& topo, double size_bytes, const CollNetOptions& options);
+
+// CollNetChain all_reduce: per rail h, a chain over each node's GPUs starting at the head of rail h
+// (the GPU affined to NIC h); chunks are reduced up the chain, sent to the rail's SHARP units,
+// and the sum comes back down the chain. Same chunking, limits and errors as CollNetDirect.
+Schedule collnet_chain_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto);
+Schedule collnet_chain_schedule(const Topology& topo, const std::string& collective, double size_bytes,
+                                const CollNetOptions& options);
 
 }  // namespace ccsim

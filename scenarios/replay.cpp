@@ -52,6 +52,7 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
       }
       return true;
     case Algo::CollNetDirect:
+    case Algo::CollNetChain:
       if (!collnet_supported(topo)) return no("needs a fabric whose switches reduce (fabric.sharp)");
       if (c != "all_reduce" || topo.num_nodes() < 2) return no("runs all_reduce across nodes only");
       if (topo.num_nodes() > topo.nodes_per_leaf()) return no("across leaf groups (spine reduction) is not modelled");
@@ -155,18 +156,19 @@ ReplayRecipe nvls_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
   return r;
 }
 
-ReplayRecipe collnet_recipe(const ReplayContext& ctx, Proto proto) {
+ReplayRecipe collnet_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   ReplayRecipe r;
-  r.algo = Algo::CollNetDirect;
+  r.algo = algo;
   r.proto = proto;
-  r.label = std::string("CollNetDirect/") + to_string(proto);
+  r.label = std::string(to_string(algo)) + "/" + to_string(proto);
   r.pipeline_depth = kCollNetPipelineDepth;
   r.linear_in_size = false;
   r.structure_key = [topo](double size_bytes) { return static_cast<long>(collnet_chunks(*topo, size_bytes, CollNetOptions{})); };
-  r.build = [topo, collective, proto](double size_bytes) {
-    return collnet_direct_schedule(*topo, collective, size_bytes, proto);
+  r.build = [topo, collective, algo, proto](double size_bytes) {
+    return algo == Algo::CollNetDirect ? collnet_direct_schedule(*topo, collective, size_bytes, proto)
+                                       : collnet_chain_schedule(*topo, collective, size_bytes, proto);
   };
   return r;
 }
@@ -199,7 +201,8 @@ ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
     case Algo::PAT:
       return pat_recipe(ctx, proto);
     case Algo::CollNetDirect:
-      return collnet_recipe(ctx, proto);
+    case Algo::CollNetChain:
+      return collnet_recipe(ctx, algo, proto);
     default:
       throw std::logic_error("replay_recipe: no recipe for " + std::string(to_string(algo)));
   }

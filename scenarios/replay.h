@@ -34,7 +34,7 @@ struct ReplayRecipe {
   std::function<Schedule(double size_bytes)> build;
 };
 
-// NVLSTree and CollNetDirect replay up to this many nodes (about 1 s per size at 4 nodes; 3.7 s at 8 nodes for
+// NVLSTree and CollNet replay up to this many nodes (about 1 s per size at 4 nodes; 3.7 s at 8 nodes for
 // 32 MiB and growing about quadratically, docs/nvls.md).
 constexpr int kNvlsTreeEngineMaxNodes = 4;
 

@@ -89,3 +89,54 @@ TEST(CollNet, NetworkBoundMatchesPipelineClosedForm) {
 
 }  // namespace
 }  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+TEST(CollNetChain, BytesByHand) {
+  // 2 nodes x 4 GPUs, S = 8 MB. Rail h's chain starts at GPU h and carries S/4: 3 hops up, the head
+  // to and from the reducer, 3 hops down. Across the 4 rails every GPU holds every chain position
+  // once: positions 0, 1, 2 send S/4 twice (up or to the reducer, and down), position 3 once (up):
+  // 1.75 S sent and, symmetrically, received. Each reducer takes and returns 2 x S/4.
+  const Topology topo = build_topology(sharp_spec(2, 400), "test");
+  const double S = 8e6;
+  const Schedule s = collnet_chain_schedule(topo, "all_reduce", S, Proto::Simple);
+  const auto sent = s.bytes_sent_per_rank(), received = s.bytes_received_per_rank();
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_NEAR(sent[r], 1.75 * S, 1e-3) << r;
+    EXPECT_NEAR(received[r], 1.75 * S, 1e-3) << r;
+  }
+  for (int h = 0; h < 4; ++h) {
+    EXPECT_NEAR(received[8 + h], 2 * S / 4, 1e-3);
+    EXPECT_NEAR(sent[8 + h], 2 * S / 4, 1e-3);
+  }
+  EXPECT_THROW(collnet_chain_schedule(topo, "all_reduce", S, Proto::LL128), InputError);
+}
+
+TEST(CollNetChain, LatencyIsNcclCollNetChainLatency) {
+  // NCCL: 2 (ppn-1) intraLat + interLat = 2 x 3 x 2.8 + 30 = 46.8 us for ppn 4.
+  for (int nodes : {2, 8}) {
+    const Topology topo = build_topology(sharp_spec(nodes, 400), "test");
+    const SimResult r = simulate_one(topo, collnet_chain_schedule(topo, "all_reduce", 8, Proto::Simple), {});
+    EXPECT_NEAR(r.time_s, 46.8e-6, 0.02 * 46.8e-6) << nodes;
+  }
+}
+
+TEST(CollNetChain, NetworkBoundMatchesPipelineClosedForm) {
+  // 50 Gb/s NICs (6.25 GB/s): chunks c = S/4/C go up 3 NVLink hops (100 GB/s), through the network
+  // up and down, then 3 hops down; the network stages set the pace:
+  // T = 46.8 us + 3c/B + (C + 1) c/beta + 3c/B.
+  const Topology topo = build_topology(sharp_spec(4, 50), "test");
+  const double S = 64.0 * (1 << 20);
+  const int C = collnet_chunks(topo, S, CollNetOptions{});
+  ASSERT_EQ(C, 32);
+  const double c = S / 4 / C, beta = 6.25e9, B = 100e9;
+  const double hand = 46.8e-6 + 3 * c / B + (C + 1) * c / beta + 3 * c / B;
+  EngineOptions e;
+  e.pipeline_depth = kCollNetPipelineDepth;
+  const SimResult r = simulate_one(topo, collnet_chain_schedule(topo, "all_reduce", S, Proto::Simple), e);
+  EXPECT_NEAR(r.time_s, hand, 0.02 * hand) << "engine " << r.time_s << " hand " << hand;
+}
+
+}  // namespace
+}  // namespace ccsim
