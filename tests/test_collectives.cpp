@@ -206,7 +206,9 @@ TEST(P2p, AlltoallSendsToEveryPeerThroughTheRailOfTheDestination) {
   ASSERT_DOUBLE_EQ(sum.net_overhead_us, 1.0);
   for (const auto& t : s.transfers) {
     const double fixed = t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail));
-    if (t.src / 8 != t.dst / 8) EXPECT_NEAR(fixed, (8.4 + 14 + 16) * 1e-6, 1e-12);
+    if (t.src / 8 != t.dst / 8) {
+      EXPECT_NEAR(fixed, (8.4 + 14 + 16) * 1e-6, 1e-12);
+    }
   }
 }
 
