@@ -19,7 +19,7 @@ Usage:
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
-  ccsim schedule [--algo ring|nvls|nvls_tree] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
+  ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
   ccsim help | --version
 
 Collectives (C): all_reduce, all_gather, reduce_scatter, broadcast, reduce (root: -r), alltoall, sendrecv.

@@ -1,14 +1,16 @@
 // `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
+#include <algorithm>
 #include <iostream>
 
-#include "algorithms/nvls.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "common/text.h"
 #include "scenarios/collective_schedule.h"
+#include "scenarios/replay.h"
 
 namespace ccsim {
 
@@ -21,6 +23,7 @@ int run_schedule(const std::vector<std::string>& argv) {
   specs.push_back({"", "dump", false, false});
   specs.push_back({"", "expand", false, false});
   specs.push_back({"", "algo", true, false});
+  specs.push_back({"", "proto", true, false});
   specs.push_back({"h", "help", false, false});
   const ParsedArgs args = parse_args(argv, specs);
   if (args.has("help")) {
@@ -30,12 +33,32 @@ int run_schedule(const std::vector<std::string>& argv) {
   const Topology topo = topology_from_args(args, "dgx-h100");
   const std::string collective = args.get("collective", "all_reduce");
   const double size = static_cast<double>(parse_size_bytes(args.get("size", "32M"), args.spelled("size")));
-  const std::string algo = args.get("algo", "ring");
-  if (algo == "nvls" || algo == "nvls_tree") {
-    // NVLS schedules: switch endpoints follow the GPU ranks (listed by the dump).
-    const Schedule s = algo == "nvls" ? nvls_schedule(topo, collective, size, Proto::Simple)
-                                      : nvls_tree_schedule(topo, collective, size, Proto::Simple);
-    std::cout << "# " << algo << ": " << s.nranks << " GPUs, " << s.switches.size() << " switch endpoints\n";
+  const std::string algo = lower(args.get("algo", "ring"));
+  if (algo != "ring") {
+    // Any other algorithm the engine replays: the schedule predict would simulate (scenarios/replay.h).
+    static const std::pair<const char*, Algo> names[] = {
+        {"tree", Algo::Tree},           {"nvls", Algo::NVLS},
+        {"nvlstree", Algo::NVLSTree},   {"nvls_tree", Algo::NVLSTree},
+        {"collnetdirect", Algo::CollNetDirect}, {"collnetchain", Algo::CollNetChain},
+        {"pat", Algo::PAT}};
+    const auto found = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return algo == n.first; });
+    if (found == std::end(names))
+      throw InputError(args.spelled("algo"),
+                       "unknown algorithm '" + algo + "' (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)");
+    const NcclTopoSummary summary = summarize_for_nccl(topo);
+    ReplayContext ctx;
+    ctx.topo = &topo;
+    ctx.collective = collective;
+    ctx.summary = &summary;
+    std::string why;
+    if (!engine_replays(ctx, found->second, &why)) throw InputError(args.spelled("algo"), why);
+    const std::string proto_name = lower(args.get("proto", found->second == Algo::Tree ? "ll128" : "simple"));
+    const Proto proto = proto_name == "ll" ? Proto::LL : proto_name == "ll128" ? Proto::LL128 : Proto::Simple;
+    if (proto_name != "ll" && proto_name != "ll128" && proto_name != "simple")
+      throw InputError(args.spelled("proto"), "unknown protocol '" + proto_name + "' (LL, LL128, Simple)");
+    const ReplayRecipe recipe = replay_recipe(ctx, found->second, proto);
+    const Schedule s = recipe.build(size);
+    std::cout << "# " << recipe.label << ": " << s.nranks << " GPUs, " << s.switches.size() << " switch endpoints\n";
     if (args.has("dump"))
       std::cout << s.dump();
     else
@@ -43,7 +66,6 @@ int run_schedule(const std::vector<std::string>& argv) {
     std::cout << std::flush;
     return 0;
   }
-  if (algo != "ring") throw InputError("--algo", "ccsim schedule builds ring, nvls or nvls_tree (got " + algo + ")");
   const int channels = parse_int_arg(args, "channels", 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1), 1);
   if (is_chain_collective(collective) || is_p2p_collective(collective)) {
     // Broadcast / reduce: the ring chain with Simple; sendrecv / alltoall: NCCL's P2P decisions.
