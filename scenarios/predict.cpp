@@ -78,10 +78,61 @@ AlgoProtoFilter ring_only(const AlgoProtoFilter& f, Func func) {
   return r;
 }
 
+// What is predicted for one size: vLLM's custom all-reduce (--algo custom, below its limit), NCCL's
+// P2P path (sendrecv, alltoall), or NCCL's tuner choice, replayed by the engine where it can be.
+SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary, const PredictRequest& req,
+                           const ReplayContext& ctx, Func func, std::uint64_t size) {
+  SizeChoice c;
+  const bool engine = req.model == PredictModel::Engine;
+  if (req.custom_allreduce && static_cast<double>(size) < CustomAllreduceOptions{}.max_bytes) {
+    const TunerChoice nccl = choose(summary, func, size, req.filter);
+    c.nccl_algo = nccl.algo;  // what NCCL would have run, for the report
+    c.nccl_proto = c.ring_proto = nccl.proto;
+    c.nccl_time_us = nccl.time_us;
+    c.custom = true;
+    c.simulated = std::string("custom all-reduce/") +
+                  to_string(vllm_custom_ar_variant(topo.num_gpus(), static_cast<double>(size)));
+    return c;
+  }
+  if (is_p2p_collective(req.collective)) {
+    c.nccl_algo = c.sim_algo = Algo::Ring;  // no NCCL algorithm: grouped send/recv
+    c.nccl_proto = c.ring_proto = c.sim_proto = p2p_protocol(topo, summary, req.collective, static_cast<double>(size));
+    c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
+    return c;
+  }
+  const TunerChoice nccl = choose(summary, func, size, req.filter);
+  c.nccl_algo = nccl.algo;
+  c.nccl_proto = nccl.proto;
+  c.nccl_time_us = nccl.time_us;
+  const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
+                            req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
+  c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
+                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func)).proto
+                                         : Proto::Simple;
+  std::string why;
+  if (req.calibration) {
+    // The measured curve already contains whatever NCCL chose on that machine: replay the ring.
+    c.sim_algo = Algo::Ring;
+    c.sim_proto = Proto::Simple;
+    c.simulated = engine ? "Ring (calibrated)" : "Ring closed form (calibrated)";
+  } else if (!engine || engine_replays(ctx, nccl.algo, &why)) {
+    c.sim_algo = nccl.algo;
+    c.sim_proto = nccl.proto;
+    c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
+  } else {
+    // Not replayable here: NCCL's cost model of its own choice, which predicts the algorithm NCCL
+    // runs (replaying another algorithm instead would not).
+    c.sim_algo = nccl.algo;
+    c.sim_proto = nccl.proto;
+    c.by_engine = false;
+    c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto) + " (NCCL cost model: " + why + ")";
+  }
+  return c;
+}
 
-// Engine results for every size: the sizes replayed with the same (algorithm, protocol) share one
-// reference schedule scaled to each size when the algorithm's schedule is linear in the size, else
-// each size gets its own schedule; all run in one pool of child processes.
+// Engine results for every size the engine replays: sizes with the same (algorithm, protocol) are
+// grouped by their recipe (one schedule scaled to all, per structure key, or per size); the custom
+// all-reduce gets one schedule per size; all run in one pool of child processes.
 template <class Efficiency>
 std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vector<std::uint64_t>& sizes,
                                         const std::vector<SizeChoice>& choices, Efficiency efficiency,
@@ -189,59 +240,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     if (req.calibration) throw InputError("--calibration", "a calibration describes NCCL's ring, not --algo custom");
     check_custom_allreduce(topo, 0.0, custom_options);  // the topology rules (node, GPU count, P2P)
   }
-  for (auto size : sizes) {
-    SizeChoice c;
-    if (req.custom_allreduce && static_cast<double>(size) < custom_options.max_bytes) {
-      const TunerChoice nccl = choose(summary, func, size, req.filter);
-      c.nccl_algo = nccl.algo;  // what NCCL would have run, for the report
-      c.nccl_proto = c.ring_proto = nccl.proto;
-      c.nccl_time_us = nccl.time_us;
-      c.custom = true;
-      c.simulated = std::string("custom all-reduce/") +
-                    to_string(vllm_custom_ar_variant(topo.num_gpus(), static_cast<double>(size)));
-      out.choices.push_back(c);
-      continue;
-    }
-    if (p2p) {
-      c.nccl_algo = c.sim_algo = Algo::Ring;  // no NCCL algorithm: grouped send/recv
-      c.nccl_proto = c.ring_proto = c.sim_proto = p2p_protocol(topo, summary, req.collective, static_cast<double>(size));
-      c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
-      out.choices.push_back(c);
-      continue;
-    }
-    const TunerChoice nccl = choose(summary, func, size, req.filter);
-    c.nccl_algo = nccl.algo;
-    c.nccl_proto = nccl.proto;
-    c.nccl_time_us = nccl.time_us;
-    const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
-                              req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
-    c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
-                   : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func)).proto
-                                           : Proto::Simple;
-    std::string why;
-    if (req.calibration) {
-      // The measured curve already contains whatever NCCL chose on that machine: replay the ring.
-      c.sim_algo = Algo::Ring;
-      c.sim_proto = Proto::Simple;
-      c.simulated = engine ? "Ring (calibrated)" : "Ring closed form (calibrated)";
-    } else if (!engine) {
-      c.sim_algo = nccl.algo;
-      c.sim_proto = nccl.proto;
-      c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
-    } else if (engine_replays(ctx, nccl.algo, &why)) {
-      c.sim_algo = nccl.algo;
-      c.sim_proto = nccl.proto;
-      c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
-    } else {
-      // Not replayable here: NCCL's cost model of its own choice, which predicts the algorithm NCCL
-      // runs (replaying another algorithm instead would not).
-      c.sim_algo = nccl.algo;
-      c.sim_proto = nccl.proto;
-      c.by_engine = false;
-      c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto) + " (NCCL cost model: " + why + ")";
-    }
-    out.choices.push_back(c);
-  }
+  for (auto size : sizes) out.choices.push_back(choice_for_size(topo, summary, req, ctx, func, size));
 
   const int channels = req.channels > 0 ? req.channels : default_ring_channels(topo);
   const RingPlan plan = plan_rings(topo, channels);
