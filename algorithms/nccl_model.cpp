@@ -250,7 +250,7 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
       } else if (a == Algo::PAT && nNodes != nRanks) {
         na = "PAT supports one GPU per node only (here " + std::to_string(s.ppn) + " GPUs per node)";
       } else if ((a == Algo::CollNetDirect || a == Algo::CollNetChain) && (!s.collnet || g.nChannels < 1)) {
-        na = std::string(to_string(a)) + " needs a CollNet (SHARP) network; none configured";
+        na = std::string(to_string(a)) + " needs a CollNet (SHARP) network; none configured (a fabric whose switches reduce: --set fabric.sharp=true)";
       } else if ((a == Algo::NVLS || a == Algo::NVLSTree) && g.nChannels < 2) {
         na = s.nvls ? "NVLS graph has fewer than 2 channels"
                     : "NVLS needs NVSwitch with NVLink SHARP (nvls) on sm90 or newer; this node has none";
@@ -358,7 +358,7 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
       std::string why;
       if (!bw_zero_reason.empty()) why = bw_zero_reason;
       else if (a == Algo::NVLSTree && nNodes == 1) why = "NVLSTree is disabled on a single node";
-      else if (collnet && !s.collnet) why = std::string(to_string(a)) + " needs a CollNet (SHARP) network; none configured";
+      else if (collnet && !s.collnet) why = std::string(to_string(a)) + " needs a CollNet (SHARP) network; none configured (a fabric whose switches reduce: --set fabric.sharp=true)";
       else if (a == Algo::NVLS && nNodes > 1 && !s.collnet)
         why = "NVLS across nodes needs CollNet (SHARP); use NVLSTree";
       else if (a == Algo::CollNetChain && !s.collnet_chain) why = "CollNetChain not supported by the CollNet plugin";
