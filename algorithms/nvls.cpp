@@ -56,7 +56,10 @@ struct Builder {
     t.src = src;
     t.dst = dst;
     t.rail = rail;
-    t.bytes = bytes;
+    // Multimem traffic to and from the switch reaches only nvls_efficiency of the NVLink data rate:
+    // on the wire it weighs bytes / efficiency (as LL's flags double a ring's bytes).
+    const bool multimem = src >= s.nranks || dst >= s.nranks;
+    t.bytes = multimem ? bytes / topo.nvls_efficiency : bytes;
     t.delay_s = std::max(0.0, fixed_s - route_latency(src, dst, rail));
     t.step = step;
     t.family = family;
@@ -260,7 +263,9 @@ double reduce_Bps(const Topology& topo) {
 double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
                                const NvlsOptions& options) {
   const double n = topo.num_gpus();
-  const double B = gpu_switch_Bps(topo), R = reduce_Bps(topo), S = size_bytes;
+  // Multimem bytes weigh 1 / nvls_efficiency on the links and through the reducer.
+  const double e = topo.nvls_efficiency;
+  const double B = gpu_switch_Bps(topo) * e, R = reduce_Bps(topo) * e, S = size_bytes;
   double bw_s = 0;
   if (collective == "all_reduce") bw_s = std::max(S * (1 + 1 / n) / B, n * S / R);
   else if (collective == "reduce_scatter") bw_s = std::max(S / B, n * S / R);
@@ -277,7 +282,7 @@ double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, con
   const double c = size_bytes / (2 * H) / C;
   int d = 0;
   while ((1 << d) < nodes) ++d;
-  const double B = gpu_switch_Bps(topo);
+  const double B = gpu_switch_Bps(topo) * topo.nvls_efficiency;  // multimem data rate (head <-> switch)
   const double beta = route_bandwidth_Bps(topo, route_between_gpus(topo, heads[0], topo.gpus_per_node() + heads[0], 0));
   const double r = beta / (nodes == 2 ? 2.0 : 4.0);
   const double n = topo.gpus_per_node();

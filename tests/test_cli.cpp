@@ -229,10 +229,13 @@ TEST(Cli, ScheduleDump) {
 TEST(Cli, ScheduleDumpNvls) {
   const CliRun r = ccsim("schedule --algo nvls --collective all_reduce -b 8K --topology dgx-h100 --dump");
   ASSERT_EQ(r.code, 0) << r.err;
-  // 8 heads x (8 operands + 1 sum + 1 store + 8 copies) of 8 KiB / 8 = 1 KiB; endpoints 8 and 9 are switches.
+  // 8 heads x (8 operands + 1 sum + 1 store + 8 copies) of 8 KiB / 8 = 1 KiB, weighed 1 / 0.85 on the
+  // wire (Hopper's multimem efficiency); endpoints 8 and 9 are switches.
   EXPECT_NE(r.out.find("transfers=144"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("8=n0.nvswitch 9=n0.nvswitch.sharp"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("bytes=1024 "), std::string::npos);
+  EXPECT_NE(r.out.find("bytes=1204.7058823529412 "), std::string::npos);
+  const CliRun full = ccsim("schedule --algo nvls -b 8K --topology dgx-h100 --set node.nvlink.nvls_efficiency=1 --dump");
+  EXPECT_NE(full.out.find("bytes=1024 "), std::string::npos) << full.err;
   const CliRun ll = ccsim("schedule --algo nvls_tree --topology dgx-h100");  // one node: NCCL disables NVLSTree
   EXPECT_EQ(ll.code, 2);
 }

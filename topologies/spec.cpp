@@ -22,7 +22,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us"}},
@@ -353,7 +353,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   // --- NVLink ---
   bool has_nvlink = false, nvswitch = false, nvls = false;
   int nvl_links = 0, nvl_gen = 0;
-  double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0;
+  double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
   if (node.has("nvlink")) {
     json out;
     Obj nv(node.at("nvlink"), "/node/nvlink", source, out);
@@ -377,9 +377,17 @@ Topology build_topology(const json& spec, const std::string& source) {
     // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
     if (nv.has("nvls_reduce_GBps") && !nvls)
       nv.fail("nvls_reduce_GBps", "a reduction rate needs nvls: true");
+    if (nv.has("nvls_efficiency") && !nvls) nv.fail("nvls_efficiency", "an NVLS efficiency needs nvls: true");
     if (nvls) {
       const double not_limiting = gpus * nvl_Bps / kGB;
       nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", &not_limiting) * kGB;
+      // The NVLink data rate multimem operations (ld_reduce, st) reach, as a fraction of ordinary P2P
+      // traffic's: NCCL 2.30's nvlsEfficiency, 0.85 on Hopper and 0.74 on Blackwell (sm100 and up).
+      int cc = 0;
+      for (char c : gpu_arch)
+        if (c >= '0' && c <= '9') cc = cc * 10 + (c - '0');
+      const double by_arch = cc >= 100 ? 0.74 : 0.85;
+      nvls_efficiency = nv.fraction("nvls_efficiency", &by_arch);
     }
     has_nvlink = true;
     node_out["nvlink"] = out;
@@ -512,6 +520,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.cpu_vendor = cpu_vendor;
   topo.has_nvswitch = has_nvlink && nvswitch;
   topo.nvls_capable = nvls;
+  topo.nvls_efficiency = nvls_efficiency;
   topo.nvlinks_per_gpu = nvl_links;
   topo.pcie_p2p = p2p;
   topo.network.transport = transport;

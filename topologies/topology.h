@@ -97,6 +97,7 @@ class Topology {
   std::string cpu_vendor;      // "intel", "amd", ...
   bool has_nvswitch = false;
   bool nvls_capable = false;
+  double nvls_efficiency = 1.0;  // NVLink data rate of multimem (NVLS) traffic / that of P2P traffic
   NetworkProps network;
   nlohmann::json spec;         // the fully resolved specification it was built from (recorded in outputs)
   // Added by the topology layer: local GPU index -> NIC index (NCCL-style affinity, identical on
