@@ -195,7 +195,9 @@ TEST(Nvls, ForcedRingIsSlowerOnDgxH100ByTheBytesPerLinkRatio) {
   EXPECT_LT(rg.time_s / nv.time_s, 1.36);
   // On the wire each GPU link carries the data S (1 + 1/n) weighed by 1 / 0.85.
   for (const auto& l : nv.links)
-    if (l.from == "n0.gpu0" && l.to == "n0.nvswitch") EXPECT_NEAR(l.bytes, S * 9 / 8 / 0.85, 1e-6 * S);
+    if (l.from == "n0.gpu0" && l.to == "n0.nvswitch") {
+      EXPECT_NEAR(l.bytes, S * 9 / 8 / 0.85, 1e-6 * S);
+    }
 }
 
 TEST(Nvls, NcclApplicabilityAsInputErrors) {
