@@ -60,7 +60,7 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
         return no("replay is limited to " + std::to_string(kNvlsTreeEngineMaxNodes) + " nodes");
       return true;
     default:
-      return no("is not replayed by the engine yet (docs/collnet.md)");
+      return no("is not replayed by the engine");
   }
 }
 
