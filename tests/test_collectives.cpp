@@ -67,9 +67,13 @@ TEST(Chain, ScheduleHasHeadBodyAndTailPerHopAndMovesTheBufferOverEveryHop) {
   int with_delay = 0;
   for (const auto& t : s.transfers) {
     EXPECT_DOUBLE_EQ(t.bytes, (t.step == 1 ? 62 : 1) * size / 64) << t.step;  // head, body, tail
-    if (t.step > 0) EXPECT_EQ(t.delay_s, 0.0);  // only heads pay a latency
+    if (t.step > 0) {
+      EXPECT_EQ(t.delay_s, 0.0);  // only heads pay a latency
+    }
     if (t.delay_s > 0) ++with_delay;
-    if (t.step == 0 && t.src == 3) EXPECT_GT(t.delay_s, 8.4e-6);  // the root's head pays the launch
+    if (t.step == 0 && t.src == 3) {
+      EXPECT_GT(t.delay_s, 8.4e-6);  // the root's head pays the launch
+    }
   }
   EXPECT_EQ(with_delay, 7);
   const Schedule r = chain_schedule(topo, plan, "reduce", size, 3, opt);
