@@ -154,13 +154,10 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     auto simulated_bytes = [&](std::size_t i) {
       return static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i]));
     };
-    // Groups of sizes that share one schedule, built at the group's largest size and scaled to
-    // each: all sizes of a linear recipe, sizes with the same structure key, or one size each.
+    // Groups of sizes that share one schedule, built at the group's largest size and scaled to each.
     std::vector<std::pair<long, std::vector<std::size_t>>> groups;
     for (auto i : idx) {
-      const long group = recipe.linear_in_size  ? 0
-                         : recipe.structure_key ? recipe.structure_key(simulated_bytes(i))
-                                                : static_cast<long>(i);
+      const long group = recipe.structure_key(simulated_bytes(i));
       auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == group; });
       if (g == groups.end()) g = groups.insert(groups.end(), {group, {}});
       g->second.push_back(i);

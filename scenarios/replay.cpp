@@ -66,21 +66,35 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
 
 namespace {
 
+int ring_channels(const ReplayContext& ctx) {
+  return ctx.ring_channels > 0 ? ctx.ring_channels : default_ring_channels(*ctx.topo);
+}
+
+// What every recipe sets: the choice, its label, the engine's slots, and its structure key.
+ReplayRecipe recipe_for(Algo algo, Proto proto, int pipeline_depth, std::function<long(double)> structure_key) {
+  ReplayRecipe r;
+  r.algo = algo;
+  r.proto = proto;
+  r.label = std::string(to_string(algo)) + "/" + to_string(proto);
+  r.pipeline_depth = pipeline_depth;
+  r.structure_key = std::move(structure_key);
+  return r;
+}
+
+long linear(double) { return 0; }
+long per_size(double size_bytes) { return static_cast<long>(size_bytes); }
+
 // Broadcast / reduce chains and P2P collectives: chunk counts and message protocols depend on the
 // size, so one schedule per size (scenarios/collective_schedule.h).
 ReplayRecipe per_size_collective_recipe(const ReplayContext& ctx, Proto proto) {
-  const int channels = ctx.ring_channels > 0 ? ctx.ring_channels : default_ring_channels(*ctx.topo);
+  const int channels = ring_channels(ctx);
   const Topology* topo = ctx.topo;
   const NcclTopoSummary* summary = ctx.summary;
   const std::string collective = ctx.collective;
   const int root = ctx.root;
   const CollectiveSchedule probe = collective_schedule(*topo, *summary, collective, 1.0, root, proto, channels);
-  ReplayRecipe r;
-  r.algo = Algo::Ring;
-  r.proto = proto;
-  r.label = is_p2p_collective(collective) ? std::string("P2P/") + to_string(proto) : std::string("Ring/") + to_string(proto);
-  r.pipeline_depth = probe.pipeline_depth;
-  r.linear_in_size = false;
+  ReplayRecipe r = recipe_for(Algo::Ring, proto, probe.pipeline_depth, per_size);
+  if (is_p2p_collective(collective)) r.label = std::string("P2P/") + to_string(proto);
   r.build = [topo, summary, collective, root, proto, channels](double size_bytes) {
     return collective_schedule(*topo, *summary, collective, size_bytes, root, proto, channels).schedule;
   };
@@ -96,76 +110,60 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
     p.timing = *ctx.calibrated_timing;
     p.wire_factor = 1.0;
   }
-  const int channels = ctx.ring_channels > 0 ? ctx.ring_channels : default_ring_channels(*ctx.topo);
-  ReplayRecipe r;
-  r.algo = Algo::Ring;
-  r.proto = proto;
-  r.label = ctx.calibrated_timing ? "Ring (calibrated)" : std::string("Ring/") + to_string(proto);
-  r.pipeline_depth = p.pipeline_depth;
-  r.linear_in_size = true;
+  ReplayRecipe r = recipe_for(Algo::Ring, proto, p.pipeline_depth, linear);
+  if (ctx.calibrated_timing) r.label = "Ring (calibrated)";
   RingScheduleOptions opts;
   opts.timing = p.timing;
   opts.wire_factor = p.wire_factor;
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
+  const int channels = ring_channels(ctx);
   r.build = [topo, collective, channels, opts](double size_bytes) {
     return ring_schedule(*topo, plan_rings(*topo, channels), collective, size_bytes, opts);
   };
   return r;
 }
 
-
 ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
-  const int channels = ctx.ring_channels > 0 ? ctx.ring_channels : default_ring_channels(*ctx.topo);
+  const int channels = ring_channels(ctx);
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   const TreeScheduleOptions opts = tree_options(proto);
-  ReplayRecipe r;
-  r.algo = Algo::Tree;
-  r.proto = proto;
-  r.label = std::string("Tree/") + to_string(proto);
-  r.pipeline_depth = kTreeSlots;
-  r.linear_in_size = false;
-  r.structure_key = [topo, channels, opts](double size_bytes) {
+  ReplayRecipe r = recipe_for(Algo::Tree, proto, kTreeSlots, [topo, channels, opts](double size_bytes) {
     return static_cast<long>(tree_chunks(*topo, plan_trees(*topo, channels), size_bytes, opts));
-  };
+  });
   r.build = [topo, collective, channels, opts](double size_bytes) {
     return tree_schedule(*topo, plan_trees(*topo, channels), collective, size_bytes, opts);
   };
   return r;
 }
 
-ReplayRecipe nvls_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
+ReplayRecipe nvls_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
-  ReplayRecipe r;
-  r.algo = algo;
-  r.proto = proto;
-  r.label = std::string(to_string(algo)) + "/" + to_string(proto);
-  r.pipeline_depth = kNvlsPipelineDepth;
-  if (algo == Algo::NVLS) {
-    r.linear_in_size = true;
-    r.build = [topo, collective, proto](double size_bytes) { return nvls_schedule(*topo, collective, size_bytes, proto); };
-  } else {
-    r.linear_in_size = false;
-    r.structure_key = [topo](double size_bytes) { return static_cast<long>(nvls_tree_chunks(*topo, size_bytes, NvlsOptions{})); };
-    r.build = [topo, collective, proto](double size_bytes) {
-      return nvls_tree_schedule(*topo, collective, size_bytes, proto);
-    };
-  }
+  ReplayRecipe r = recipe_for(Algo::NVLS, proto, kNvlsPipelineDepth, linear);
+  r.build = [topo, collective, proto](double size_bytes) { return nvls_schedule(*topo, collective, size_bytes, proto); };
+  return r;
+}
+
+ReplayRecipe nvls_tree_recipe(const ReplayContext& ctx, Proto proto) {
+  const Topology* topo = ctx.topo;
+  const std::string collective = ctx.collective;
+  ReplayRecipe r = recipe_for(Algo::NVLSTree, proto, kNvlsPipelineDepth, [topo](double size_bytes) {
+    return static_cast<long>(nvls_tree_chunks(*topo, size_bytes, NvlsOptions{}));
+  });
+  r.build = [topo, collective, proto](double size_bytes) {
+    return nvls_tree_schedule(*topo, collective, size_bytes, proto);
+  };
   return r;
 }
 
 ReplayRecipe collnet_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
-  ReplayRecipe r;
-  r.algo = algo;
-  r.proto = proto;
-  r.label = std::string(to_string(algo)) + "/" + to_string(proto);
-  r.pipeline_depth = kCollNetPipelineDepth;
-  r.linear_in_size = false;
-  r.structure_key = [topo](double size_bytes) { return static_cast<long>(collnet_chunks(*topo, size_bytes, CollNetOptions{})); };
+  ReplayRecipe r = recipe_for(algo, proto, kCollNetPipelineDepth, [topo](double size_bytes) {
+    return static_cast<long>(collnet_chunks(*topo, size_bytes, CollNetOptions{}));
+  });
   r.build = [topo, collective, algo, proto](double size_bytes) {
     return algo == Algo::CollNetDirect ? collnet_direct_schedule(*topo, collective, size_bytes, proto)
                                        : collnet_chain_schedule(*topo, collective, size_bytes, proto);
@@ -176,11 +174,7 @@ ReplayRecipe collnet_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
 ReplayRecipe pat_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
-  ReplayRecipe r;
-  r.algo = Algo::PAT;
-  r.proto = proto;
-  r.label = std::string("PAT/") + to_string(proto);
-  r.linear_in_size = true;
+  ReplayRecipe r = recipe_for(Algo::PAT, proto, ReplayRecipe{}.pipeline_depth, linear);
   r.build = [topo, collective](double size_bytes) { return pat_schedule(*topo, collective, size_bytes); };
   return r;
 }
@@ -196,8 +190,9 @@ ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
     case Algo::Tree:
       return tree_recipe(ctx, proto);
     case Algo::NVLS:
+      return nvls_recipe(ctx, proto);
     case Algo::NVLSTree:
-      return nvls_recipe(ctx, algo, proto);
+      return nvls_tree_recipe(ctx, proto);
     case Algo::PAT:
       return pat_recipe(ctx, proto);
     case Algo::CollNetDirect:

@@ -27,9 +27,9 @@ struct ReplayRecipe {
   Proto proto = Proto::Simple;
   std::string label;        // "Ring/LL", shown in reports
   int pipeline_depth = 4;   // slices in flight per connection (engine)
-  bool linear_in_size = true;  // build once (at the largest size) and scale; else build per size
-  // Not linear in general, but sizes with the same key have the same structure and scale (a tree's
-  // chunk count): one schedule per key, built at the key's largest size. Unset: per size.
+  // Sizes with the same key share one schedule, built at their largest size and scaled to each
+  // (Schedule::scaled_to): a constant for schedules linear in the size (ring), the chunk count for
+  // chunked ones (tree), the size itself where every size needs its own schedule.
   std::function<long(double size_bytes)> structure_key;
   std::function<Schedule(double size_bytes)> build;
 };

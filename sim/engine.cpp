@@ -163,7 +163,7 @@ struct Replay {
   std::vector<double> route_delay;            // per route: fixed delay folded into the route's latency
   std::vector<sg4::Host*> route_src, route_dst;
   std::vector<sg4::CommPtr> comms;            // per rep index while in flight
-  std::vector<sg4::CommPtr> finished;         // completed comms, released at the next completion
+  sg4::CommPtr finished;                      // the last completed comm, released at the next completion
 };
 
 void start_now(Replay* R, std::uint32_t t) {
@@ -191,8 +191,7 @@ void launch(Replay* R, std::uint32_t t) {
 void on_transfer_done(Replay* R, std::uint32_t t) {
   const double now = sg4::Engine::get_clock();
   R->end[t] = now;
-  R->finished.clear();  // earlier completions: their callbacks are over
-  R->finished.push_back(std::move(R->comms[t]));
+  R->finished = std::move(R->comms[t]);  // releases the previous completion, whose callback is over
   for (std::uint32_t k = R->succ_begin[t]; k < R->succ_begin[t + 1]; ++k) {
     const std::uint32_t s = R->succ[k];
     R->ready_at[s] = std::max(R->ready_at[s], now);
@@ -286,13 +285,12 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   R.pending.assign(nrep, 0);
   R.ready_at.assign(nrep, 0.0);
   std::vector<std::vector<std::uint32_t>> succ(nrep);
-  // FIFO connections: the route's physical latency joins the fixed delay, slept by the actor before
-  // the bytes move, so that it overlaps with the connection's previous transfer (links carry no latency).
+  // FIFO connections: the route's physical latency joins the fixed delay, waited for before the
+  // bytes move, so that it overlaps with the connection's previous transfer (links carry no latency).
   const bool fifo = sched.fifo_connections;
   std::vector<double> route_latency(routes.size(), 0.0);
   if (fifo)
-    for (std::size_t r = 0; r < routes.size(); ++r)
-      for (const Hop& h : routes[r]) route_latency[r] += topo.link(h.edge).latency_s;
+    for (std::size_t r = 0; r < routes.size(); ++r) route_latency[r] = route_latency_s(topo, routes[r]);
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
     R.bytes[i] = t.bytes * byte_factor;
