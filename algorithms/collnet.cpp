@@ -159,13 +159,15 @@ Schedule collnet_chain_schedule(const Topology& topo, const std::string& collect
   // to the SHARP units; every hop costs intraLat = hwLat[NVLINK][CollNetChain][Simple] (2.8 us) each
   // way, the network round trip interLat = hwLat[NET][CollNetChain][Simple] (30 us).
   const double hop_s = options.chain_intra_s, net_s = options.chain_net_s;
+  // chains[h][0] is the head of rail h, then the other local GPUs in index order after it.
+  std::vector<std::vector<int>> chains(H);
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < gpn; ++i) chains[h].push_back((b.heads[h] + i) % gpn);
   std::vector<std::uint32_t> ups;
   for (int k = 0; k < b.chunks; ++k) {
     for (int h = 0; h < H; ++h) {
       const int red = b.s.nranks + h;
-      // chain[0] is the head, then the other local GPUs in index order after it.
-      std::vector<int> chain;
-      for (int i = 0; i < gpn; ++i) chain.push_back((b.heads[h] + i) % gpn);
+      const std::vector<int>& chain = chains[h];
       ups.clear();
       for (int v = 0; v < nodes; ++v) {
         // Reduce up the chain, tail first: hop p+1 -> p waits for the hop that fed p+1.

@@ -49,10 +49,6 @@ struct TreePlan {
 // the double binary tree, each with max(1, channels / (2 * rails)) channels.
 TreePlan plan_trees(const Topology& topo, int channels);
 
-// NCCL's Tree/Simple chunk per channel: a 4 MiB buffer in NCCL_STEPS = 8 slots, one slot per chunk
-// (Tree runs chunkSteps = sliceSteps = 1).
-constexpr double kTreeSimpleChunkBytes = 512.0 * 1024;
-
 // NCCL 2.30's Tree chunk per channel in data bytes (enqueue.cc, calcCollChunking): one slot of the
 // protocol's buffer (Simple 512 KiB; LL 64 KiB of lines = 32 KiB of data; LL128 614400 B of lines =
 // 576000 B of data), for LL128 halved while the size gives fewer than (1 + log2i(nodes) + 0.1 ppn) x

@@ -1,6 +1,7 @@
 #include "calibrate/nccl_topo_xml.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -211,13 +212,6 @@ class XmlReader {
     }
   }
 };
-
-std::string stem_of(const std::string& path) {
-  std::size_t s = path.find_last_of('/');
-  std::string f = s == std::string::npos ? path : path.substr(s + 1);
-  std::size_t d = f.find_last_of('.');
-  return d == std::string::npos || d == 0 ? f : f.substr(0, d);
-}
 
 // "0x030200" -> 0x030200; -1 if absent or malformed.
 long pci_class(const XmlElement& e) {
@@ -500,7 +494,7 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
                          {"pcie", pcie},
                          {"nic", nic}};
   return {{"format", "ccsim-topology/1"},
-          {"name", "nccl-topo-" + stem_of(source)},
+          {"name", "nccl-topo-" + std::filesystem::path(source).stem().string()},
           {"description", desc},
           {"nodes", 1},
           {"node", node}};

@@ -1,6 +1,7 @@
 #include "calibrate/nvidia_smi_topo.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cctype>
 #include <fstream>
 #include <numeric>
@@ -49,13 +50,6 @@ struct UnionFind {
   int find(int x) { return p[x] == x ? x : p[x] = find(p[x]); }
   void unite(int a, int b) { p[find(a)] = find(b); }
 };
-
-std::string stem_of(const std::string& path) {
-  std::size_t s = path.find_last_of('/');
-  std::string f = s == std::string::npos ? path : path.substr(s + 1);
-  std::size_t d = f.find_last_of('.');
-  return d == std::string::npos || d == 0 ? f : f.substr(0, d);
-}
 
 }  // namespace
 
@@ -326,7 +320,7 @@ nlohmann::json node_spec_from_nvidia_smi(const NvidiaSmiTopo& topo, const std::s
                          {"pcie", pcie},
                          {"nic", nic}};
   return {{"format", "ccsim-topology/1"},
-          {"name", "nvidia-smi-" + stem_of(source)},
+          {"name", "nvidia-smi-" + std::filesystem::path(source).stem().string()},
           {"description", desc},
           {"nodes", 1},
           {"node", node}};

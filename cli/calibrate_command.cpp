@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "algorithms/ring.h"
 #include "calibrate/calibration.h"
 #include "cli/args.h"
 #include "common/error.h"
@@ -53,8 +54,7 @@ void print_report(const Calibration& cal, const std::string& output) {
       << " outlier(s) of " << c.fit.points << " points\n";
     o << "  knee S* = n*alpha*beta = " << human_bytes(c.knee_bytes) << "\n";
     if (c.fit.segments.size() > 1) {
-      o << "  protocol switch detected at " << human_bytes(c.fit.switch_x * c.ranks /
-                                                          (c.collective == "all_reduce" ? 2.0 * (c.ranks - 1) : c.ranks - 1.0))
+      o << "  protocol switch detected at " << human_bytes(c.fit.switch_x * c.ranks / ring_steps(c.collective, c.ranks))
         << ":\n";
       for (const auto& s : c.fit.segments)
         o << "    segment: intercept " << strprintf("%.2f", s.latency_s * 1e6) << " us, beta "

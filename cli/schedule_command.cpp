@@ -36,27 +36,28 @@ int run_schedule(const std::vector<std::string>& argv) {
   const std::string algo = lower(args.get("algo", "ring"));
   if (algo != "ring") {
     // Any other algorithm the engine replays: the schedule predict would simulate (scenarios/replay.h).
-    static const std::pair<const char*, Algo> names[] = {
-        {"tree", Algo::Tree},           {"nvls", Algo::NVLS},
-        {"nvlstree", Algo::NVLSTree},   {"nvls_tree", Algo::NVLSTree},
-        {"collnetdirect", Algo::CollNetDirect}, {"collnetchain", Algo::CollNetChain},
-        {"pat", Algo::PAT}};
-    const auto found = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return algo == n.first; });
-    if (found == std::end(names))
+    // NCCL's algorithm names, case-insensitive, and "nvls_tree" for NVLSTree.
+    int algo_index = -1;
+    for (int a = 0; a < kNumAlgos; ++a)
+      if (algo == lower(to_string(static_cast<Algo>(a)))) algo_index = a;
+    if (algo == "nvls_tree") algo_index = static_cast<int>(Algo::NVLSTree);
+    if (algo_index < 0)
       throw InputError(args.spelled("algo"),
                        "unknown algorithm '" + algo + "' (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)");
+    const Algo chosen = static_cast<Algo>(algo_index);
     const NcclTopoSummary summary = summarize_for_nccl(topo);
     ReplayContext ctx;
     ctx.topo = &topo;
     ctx.collective = collective;
     ctx.summary = &summary;
     std::string why;
-    if (!engine_replays(ctx, found->second, &why)) throw InputError(args.spelled("algo"), why);
-    const std::string proto_name = lower(args.get("proto", found->second == Algo::Tree ? "ll128" : "simple"));
-    const Proto proto = proto_name == "ll" ? Proto::LL : proto_name == "ll128" ? Proto::LL128 : Proto::Simple;
-    if (proto_name != "ll" && proto_name != "ll128" && proto_name != "simple")
-      throw InputError(args.spelled("proto"), "unknown protocol '" + proto_name + "' (LL, LL128, Simple)");
-    const ReplayRecipe recipe = replay_recipe(ctx, found->second, proto);
+    if (!engine_replays(ctx, chosen, &why)) throw InputError(args.spelled("algo"), why);
+    const std::string proto_name = lower(args.get("proto", chosen == Algo::Tree ? "ll128" : "simple"));
+    int proto_index = -1;
+    for (int p = 0; p < kNumProtos; ++p)
+      if (proto_name == lower(to_string(static_cast<Proto>(p)))) proto_index = p;
+    if (proto_index < 0) throw InputError(args.spelled("proto"), "unknown protocol '" + proto_name + "' (LL, LL128, Simple)");
+    const ReplayRecipe recipe = replay_recipe(ctx, chosen, static_cast<Proto>(proto_index));
     const Schedule s = recipe.build(size);
     std::cout << "# " << recipe.label << ": " << s.nranks << " GPUs, " << s.switches.size() << " switch endpoints\n";
     if (args.has("dump"))
@@ -66,7 +67,7 @@ int run_schedule(const std::vector<std::string>& argv) {
     std::cout << std::flush;
     return 0;
   }
-  const int channels = parse_int_arg(args, "channels", 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1), 1);
+  const int channels = parse_int_arg(args, "channels", default_ring_channels(topo), 1);
   if (is_chain_collective(collective) || is_p2p_collective(collective)) {
     // Broadcast / reduce: the ring chain with Simple; sendrecv / alltoall: NCCL's P2P decisions.
     const int root = parse_int_arg(args, "root", 0, 0);

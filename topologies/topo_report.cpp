@@ -163,10 +163,17 @@ std::string format_topology_report(const Topology& topo, int node) {
        << pad(fixed(r.bw / kGB, 1) + (r.shared ? "*" : ""), 9) << fixed(r.lat / kMicro, 3) << "\n";
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.shared; }))
     os << "  * shared by both directions (reads and writes share one budget)\n";
-  if (N > 0) {
-    const auto over = get("/fabric/oversubscription");
-    os << "  leaf <-> spine: " << fixed(topo.network.nic_bandwidth_Bps / (over.is_number() ? over.get<double>() : 1.0) / kGB, 1)
-       << " GB/s per node and rail (NIC bandwidth / oversubscription)\n";
+  // The uplink of the first leaf (group 0, rail 0), shared by the nodes of its group: the figure the
+  // ring sees per node (NIC link bandwidth / oversubscription).
+  VertexId leaf;
+  if (N > 0 && topo.find_vertex(VertexKind::LeafSwitch, -1, 0, 0, &leaf)) {
+    const Graph& g = topo.graph();
+    for (auto [e, end] = boost::out_edges(leaf, g); e != end; ++e) {
+      if (topo.vertex(boost::target(*e, g)).kind != VertexKind::SpineSwitch) continue;
+      const int in_group = std::min(topo.nodes_per_leaf(), topo.num_nodes());
+      os << "  leaf <-> spine: " << fixed(topo.link(*e).bandwidth_Bps / in_group / kGB, 1)
+         << " GB/s per node and rail (NIC link bandwidth / oversubscription)\n";
+    }
   }
   return os.str();
 }
