@@ -6,14 +6,20 @@
 
 namespace ccsim {
 
+StepTiming nccl_step_timing(Algo algo, Proto p) {
+  const int a = static_cast<int>(algo), q = static_cast<int>(p);
+  StepTiming t;
+  t.launch_s = nccl230::baseLat[a][q] * 1e-6;
+  t.nvlink_step_s = nccl230::hwLat[nccl230::kHwNvlink][a][q] * 1e-6;
+  t.pcie_step_s = nccl230::hwLat[nccl230::kHwPci][a][q] * 1e-6;
+  t.net_step_s = nccl230::hwLat[nccl230::kHwNet][a][q] * 1e-6;
+  return t;
+}
+
 RingProtocol ring_protocol(Proto p) {
-  const int a = static_cast<int>(Algo::Ring), q = static_cast<int>(p);
   RingProtocol r;
   r.proto = p;
-  r.timing.launch_s = nccl230::baseLat[a][q] * 1e-6;
-  r.timing.nvlink_step_s = nccl230::hwLat[nccl230::kHwNvlink][a][q] * 1e-6;
-  r.timing.pcie_step_s = nccl230::hwLat[nccl230::kHwPci][a][q] * 1e-6;
-  r.timing.net_step_s = nccl230::hwLat[nccl230::kHwNet][a][q] * 1e-6;
+  r.timing = nccl_step_timing(Algo::Ring, p);
   switch (p) {
     case Proto::LL:
       r.wire_factor = 2.0;  // ncclLLFifoLine: 8 B data + 8 B flags per 16 B line

@@ -17,6 +17,10 @@ struct StepTiming {
   double net_step_s = nccl230::hwLat[nccl230::kHwNet][1][2] * 1e-6;        // 14 us
 };
 
+// NCCL 2.30's per-step constants of an algorithm and protocol: launch = baseLat[a][p], per-step
+// latency hwLat[NVLINK|PCI|NET][a][p].
+StepTiming nccl_step_timing(Algo a, Proto p);
+
 // How a protocol runs a ring.
 struct RingProtocol {
   Proto proto = Proto::Simple;

@@ -67,15 +67,7 @@ int TreePlan::total_channels() const {
   return c;
 }
 
-StepTiming tree_step_timing(Proto p) {
-  const int a = static_cast<int>(Algo::Tree), q = static_cast<int>(p);
-  StepTiming t;
-  t.launch_s = nccl230::baseLat[a][q] * 1e-6;
-  t.nvlink_step_s = nccl230::hwLat[nccl230::kHwNvlink][a][q] * 1e-6;
-  t.pcie_step_s = nccl230::hwLat[nccl230::kHwPci][a][q] * 1e-6;
-  t.net_step_s = nccl230::hwLat[nccl230::kHwNet][a][q] * 1e-6;
-  return t;
-}
+StepTiming tree_step_timing(Proto p) { return nccl_step_timing(Algo::Tree, p); }
 
 TreePlan plan_trees(const Topology& topo, int channels) {
   TreePlan plan;
