@@ -206,6 +206,12 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
   *threads = nt;
 }
 
+double nccl_nvls_tree_algbw_cap_GBps(const NcclTopoSummary& s) {
+  if (s.nnodes < 2 || s.nranks < 2) return 0;
+  const double per_channel = perChMaxNVLSTreeBws[static_cast<int>(s.arch)][s.nnodes <= 2 ? 1 : 2];
+  return s.nvls_graph.nChannels * per_channel * s.nranks / (2.0 * (s.nranks - 1));
+}
+
 std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uint64_t bytes, int numPipeOps) {
   std::vector<AlgoProtoCost> rows;
   rows.reserve(kNumAlgos * kNumProtos);

@@ -167,6 +167,11 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
   const int chunks = nvls_tree_chunks(topo, size_bytes, options);
   const double c = size_bytes / families / chunks;  // bytes of one chunk of one family
   Builder b{topo, s, std::max(1, options.channels / families), {}};
+  // A connection sends its chunks one after the other (a channel's warps, a NIC queue pair), as the
+  // Tree's do (docs/tree.md): chunks in flight side by side would each crawl at a share of the rate.
+  s.fifo_connections = true;
+  // Every network hop of a family carries all its bytes, so capping those connections caps the family.
+  s.inter_node_rate_cap_Bps = options.channel_rate_cap_Bps * b.channels;
 
   // Per tree: parent and children of every node (NCCL's double binary tree) and a top-down order.
   struct NodeTree {
@@ -284,11 +289,26 @@ double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, con
   while ((1 << d) < nodes) ++d;
   const double B = gpu_switch_Bps(topo) * topo.nvls_efficiency;  // multimem data rate (head <-> switch)
   const double beta = route_bandwidth_Bps(topo, route_between_gpus(topo, heads[0], topo.gpus_per_node() + heads[0], 0));
-  const double r = beta / (nodes == 2 ? 2.0 : 4.0);
+  // A connection's cap (NCCL's channel ceiling) bounds it whatever its share of the NIC.
+  const double cap = options.channel_rate_cap_Bps * std::max(1, options.channels / static_cast<int>(2 * H));
+  const auto capped = [&](double rate) { return cap > 0 ? std::min(rate, cap) : rate; };
+  // The busiest NIC direction carries 2 connections with 2 nodes (up of one tree, down of the other)
+  // and 4 beyond (an interior node sends up + 2 down in one tree and up in the other).
+  const double r = capped(beta / (nodes == 2 ? 2.0 : 4.0));
   const double n = topo.gpus_per_node();
-  const double network = options.tree_intra_s + 2 * H * c / B + 2 * d * options.net_step_s + (C + 2 * d - 1) * c / r;
+  const double first_ld_reduce = options.tree_intra_s + 2 * H * c / B;  // every family's chunk 0 at once
+  // The pipeline: the first chunk up and down the tree at the idle rate, then one chunk per period of
+  // the busiest NIC direction (FIFO connections), the last one stored by multimem.
+  const double first_chunk = first_ld_reduce + 2 * d * (options.net_step_s + c / capped(beta)) + c / B;
+  const double network = first_chunk + (C - 1) * c / r;
+  // NVLink: every GPU moves S (1 + 1/n) of multimem traffic each way.
   const double intra = options.tree_intra_s + size_bytes * (1 + 1 / n) / B;
   return std::max(network, intra);
+}
+
+double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary) {
+  if (summary.nvls_channels < 1) return 0;
+  return nccl_nvls_tree_algbw_cap_GBps(summary) * 1e9 / summary.nvls_channels;
 }
 
 }  // namespace ccsim

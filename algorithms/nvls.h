@@ -42,6 +42,10 @@ struct NvlsOptions {
   double intra_s = nccl230::hwLat[nccl230::kHwNvlink][static_cast<int>(Algo::NVLS)][2] * 1e-6;
   double tree_intra_s = nccl230::hwLat[nccl230::kHwNvlink][static_cast<int>(Algo::NVLSTree)][2] * 1e-6;
   double net_step_s = nccl230::hwLat[nccl230::kHwNet][static_cast<int>(Algo::NVLSTree)][2] * 1e-6;
+  // NVLSTree: > 0: data bytes per second one channel moves across the network at most, whatever the
+  // links allow. NCCL's tuner caps NVLSTree at perChMaxNVLSTreeBws, a measured kernel throughput
+  // (nvls_tree_channel_cap_Bps gives it per running channel); 0: the links alone.
+  double channel_rate_cap_Bps = 0;
 };
 
 // Whether the topology's nodes can run NVLS (NVSwitch with NVLink SHARP: node.nvlink.nvls).
@@ -74,15 +78,21 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
 double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
                                const NvlsOptions& options = {});
 
-// ccsim's closed form of nvls_tree_schedule when the network is the bottleneck (docs/nvls.md): the
-// pipelined double binary tree of tree.md on the heads' rail, after the first chunk's ld_reduce:
-//   T = tree_intra + 2H c / B + 2 d net_step + (C + 2d - 1) c / r
-// with H heads, C chunks of c = S / (2 H C) bytes per family, d = ceil(log2 nodes), and r a flow's
-// share of the busiest NIC direction: beta / 2 for 2 nodes, beta / 4 for more (an interior node sends
-// up + 2 down in one tree and up in the other), beta = the heads' route bottleneck across nodes.
-// Bounded below by the intra-node term tree_intra + S(1 + 1/n) / B. Within 2% of the engine for 2
-// and 4 nodes (tests); deeper trees drift as the Tree's do (docs/tree.md).
+// ccsim's closed form of nvls_tree_schedule (docs/nvls.md): a pipeline whose first chunk crosses the
+// tree at the idle rate and whose later chunks leave one per period of the busiest NIC direction,
+// bounded below by the NVLink term. H heads, C chunks of c = S / (2 H C) bytes per family,
+// d = ceil(log2 nodes), B the multimem data rate of a GPU's NVLink, beta the heads' route bottleneck
+// across nodes, r a connection's share of the busiest NIC direction (beta / 2 for 2 nodes, beta / 4
+// beyond: an interior node sends up + 2 down in one tree and up in the other); beta and r capped at
+// K = channel_rate_cap_Bps x channels per family when set:
+//   T = max(tree_intra + 2 H c / B + 2 d (net_step + c / min(beta, K)) + c / B + (C - 1) c / r,
+//           tree_intra + S (1 + 1/n) / B)
+// Within 2% of the engine where one term dominates (tests: 2 and 4 nodes; dgx-h100 in docs/nvls.md).
 double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, const NvlsOptions& options = {});
+
+// NCCL's NVLSTree ceiling per running NVLS channel, in data bytes per second: the algorithm bandwidth
+// cap (nccl_nvls_tree_algbw_cap_GBps) shared by the nvls_channels channels NCCL runs. 0: no cap.
+double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary);
 
 // Heads of an NVLSTree: local GPU of each NIC rail (the first GPU affined to it), one per rail.
 std::vector<int> nvls_tree_heads(const Topology& topo);

@@ -152,8 +152,12 @@ ReplayRecipe nvls_tree_recipe(const ReplayContext& ctx, Proto proto) {
   ReplayRecipe r = recipe_for(Algo::NVLSTree, proto, kNvlsPipelineDepth, [topo](double size_bytes) {
     return static_cast<long>(nvls_tree_chunks(*topo, size_bytes, NvlsOptions{}));
   });
-  r.build = [topo, collective, proto](double size_bytes) {
-    return nvls_tree_schedule(*topo, collective, size_bytes, proto);
+  // NCCL's per-channel NVLSTree ceiling (a measured kernel throughput) caps the network hops.
+  NvlsOptions options;
+  if (ctx.summary) options.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(*ctx.summary);
+  r.build = [topo, collective, proto, options](double size_bytes) {
+    if (proto != Proto::Simple) return nvls_tree_schedule(*topo, collective, size_bytes, proto);  // its error
+    return nvls_tree_schedule(*topo, collective, size_bytes, options);
   };
   return r;
 }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "algorithms/closed_form.h"
+#include "algorithms/nccl_channels.h"
 #include "algorithms/nvls.h"
 #include "algorithms/ring.h"
 #include "common/error.h"
@@ -264,12 +265,13 @@ TEST(NvlsTree, NetworkBoundMatchesPipelineClosedForm) {
     NvlsOptions o;
     const int C = nvls_tree_chunks(topo, S, o);
     ASSERT_EQ(C, 64);
-    // Hand: c = S / (2 x 4 x 64) = 512 KiB; r = 12.5 GB/s / 2 (2 nodes) or / 4;
-    // T = 25 us + 8 c / 100 GB/s + 2 d x 20.9 us + (C + 2d - 1) c / r.
+    // Hand: c = S / (2 x 4 x 64) = 512 KiB; r = 12.5 GB/s / 2 (2 nodes) or / 4; the first chunk's
+    // ld_reduce (8 families on each GPU link), 2d network hops at the idle 12.5 GB/s, its store, then
+    // one chunk per period c / r: T = 25 us + 8 c / B + 2 d (20.9 us + c / 12.5 GB/s) + c / B + (C - 1) c / r.
     const double c = S / 8 / 64;
     const int d = nodes == 2 ? 1 : 2;
     const double r = 12.5e9 / (nodes == 2 ? 2 : 4);
-    const double hand = kIntraS + 8 * c / kB + 2 * d * kNetStepS + (C + 2 * d - 1) * c / r;
+    const double hand = kIntraS + 8 * c / kB + 2 * d * (kNetStepS + c / 12.5e9) + c / kB + (C - 1) * c / r;
     EXPECT_NEAR(nvls_tree_closed_form_time_s(topo, S, o), hand, 1e-9 * hand);
     SimResult res = [&] {
       EngineOptions e;
@@ -277,6 +279,35 @@ TEST(NvlsTree, NetworkBoundMatchesPipelineClosedForm) {
       return simulate_one(topo, nvls_tree_schedule(topo, "all_reduce", S, Proto::Simple), e);
     }();
     EXPECT_NEAR(res.time_s, hand, 0.02 * hand) << nodes << " nodes: engine " << res.time_s;
+  }
+}
+
+TEST(NvlsTree, NcclChannelCeilingOnDgxH100) {
+  // NCCL 2.30 caps NVLSTree at perChMaxNVLSTreeBws (Hopper: 57.7 GB/s per channel on 2 nodes, 45.5
+  // beyond) x the NVLS graph's 8 channels of busBw: algBw 8 x 57.7 x 16/30 = 246.19 GB/s on 2 nodes,
+  // 8 x 45.5 x 32/62 = 187.87 GB/s on 4. Spread over the 16 NVLS channels NCCL runs, one per family
+  // here: 15.39 and 11.74 GB/s per connection, below a family's 48.5 / 2 (or / 4) GB/s of NIC.
+  const struct {
+    int nodes;
+    double algbw_GBps;
+  } cases[] = {{2, 8 * 57.7 * 16 / 30}, {4, 8 * 45.5 * 32 / 62}};
+  for (const auto& k : cases) {
+    const Topology dgx = preset("dgx-h100", k.nodes);
+    const NcclTopoSummary sum = summarize_for_nccl(dgx);
+    EXPECT_NEAR(nccl_nvls_tree_algbw_cap_GBps(sum), k.algbw_GBps, 1e-9 * k.algbw_GBps);
+    NvlsOptions o;
+    o.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(sum);
+    EXPECT_NEAR(o.channel_rate_cap_Bps, k.algbw_GBps * 1e9 / 16, 1e-6 * o.channel_rate_cap_Bps);
+    EngineOptions e;
+    e.pipeline_depth = kNvlsPipelineDepth;
+    // 64 MiB and 128 MiB: 32 and 64 chunks of 128 KiB per family. The engine follows the closed form,
+    // and its steady state (one more chunk per family costs one period) is the cap.
+    const double S1 = 64.0 * (1 << 20), S2 = 128.0 * (1 << 20);
+    const double t1 = simulate_one(dgx, nvls_tree_schedule(dgx, "all_reduce", S1, o), e).time_s;
+    const double t2 = simulate_one(dgx, nvls_tree_schedule(dgx, "all_reduce", S2, o), e).time_s;
+    EXPECT_NEAR(t1, nvls_tree_closed_form_time_s(dgx, S1, o), 0.02 * t1) << k.nodes;
+    EXPECT_NEAR(t2, nvls_tree_closed_form_time_s(dgx, S2, o), 0.02 * t2) << k.nodes;
+    EXPECT_NEAR((S2 - S1) / (t2 - t1) / 1e9, k.algbw_GBps, 0.01 * k.algbw_GBps) << k.nodes;
   }
 }
 
