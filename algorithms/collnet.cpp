@@ -23,6 +23,11 @@ int collnet_chunks(const Topology& topo, double size_bytes, const CollNetOptions
   return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
 }
 
+double collnet_chunk_cap_bytes(const Topology& topo, const CollNetOptions& options) {
+  const double heads = std::max<std::size_t>(1, nvls_tree_heads(topo).size());
+  return std::max(1, options.max_chunks) * options.chunk_bytes * heads;
+}
+
 namespace {
 
 // What both CollNet variants check and set up: the schedule with one SHARP reducer endpoint per rail,

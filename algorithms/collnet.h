@@ -39,6 +39,9 @@ Schedule collnet_direct_schedule(const Topology& topo, const std::string& collec
 Schedule collnet_direct_schedule(const Topology& topo, const std::string& collective, double size_bytes,
                                  const CollNetOptions& options);
 int collnet_chunks(const Topology& topo, double size_bytes, const CollNetOptions& options);
+// The size at which every head runs max_chunks chunks of chunk_bytes; past it the builder enlarges the
+// chunks (sim/steady_state.h extends the pipeline instead).
+double collnet_chunk_cap_bytes(const Topology& topo, const CollNetOptions& options);
 
 // CollNetChain all_reduce: per rail h, a chain over each node's GPUs starting at the head of rail h
 // (the GPU affined to NIC h); chunks are reduced up the chain, sent to the rail's SHARP units,

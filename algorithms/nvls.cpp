@@ -248,6 +248,11 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
   return s;
 }
 
+double nvls_tree_chunk_cap_bytes(const Topology& topo, const NvlsOptions& options) {
+  const int families = 2 * std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
+  return std::max(1, options.max_chunks) * options.chunk_bytes * families * std::max(1, options.channels / families);
+}
+
 namespace {
 
 // Per-direction bandwidth of GPU 0's link to its NVSwitch and of node 0's reduction link.

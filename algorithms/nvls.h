@@ -98,5 +98,8 @@ double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary);
 std::vector<int> nvls_tree_heads(const Topology& topo);
 // Chunks per family of an NVLSTree for a size (the rule above).
 int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options);
+// The size at which every family channel runs max_chunks chunks of chunk_bytes; past it the builder
+// enlarges the chunks (sim/steady_state.h extends the pipeline instead).
+double nvls_tree_chunk_cap_bytes(const Topology& topo, const NvlsOptions& options);
 
 }  // namespace ccsim

@@ -197,6 +197,18 @@ int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, c
   return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
 }
 
+double tree_chunk_cap_bytes(const Topology& topo, const TreePlan& plan, const TreeScheduleOptions& options) {
+  if (plan.families.empty()) return 0;
+  const int channels = std::max(1, plan.total_channels());
+  const auto chunk_at = [&](double size_bytes) {
+    return options.chunk_bytes > 0 ? options.chunk_bytes
+                                   : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
+  };
+  const double nominal = chunk_at(1e18);
+  const double cap = std::max(1, options.max_chunks) * nominal * channels;
+  return chunk_at(cap / 2) == nominal ? cap : 0.0;
+}
+
 std::vector<TreeSizeGroup> tree_schedules_for_sizes(const Topology& topo, const TreePlan& plan,
                                                     const std::string& collective,
                                                     const std::vector<double>& sizes_bytes,

@@ -88,6 +88,10 @@ TreeScheduleOptions tree_options(Proto p);
 
 // Number of chunks each family's data is split into for a size (the rule of TreeScheduleOptions).
 int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options);
+// The size at which every channel runs max_chunks chunks of NCCL's nominal chunk (the largest, that of
+// large sizes); past it the builder enlarges the chunks (sim/steady_state.h extends the pipeline
+// instead). 0 when half of it would already use a smaller chunk (LL128's rule on deep trees).
+double tree_chunk_cap_bytes(const Topology& topo, const TreePlan& plan, const TreeScheduleOptions& options);
 
 // Tree all_reduce (the only collective NCCL runs on its trees). `size_bytes` is the buffer size.
 // Transfers are emitted chunk by chunk (chunk-major), up the tree then down; `step` is the chunk

@@ -13,6 +13,7 @@
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/nccl_types.h"
 #include "scenarios/replay.h"
+#include "sim/steady_state.h"
 
 namespace ccsim {
 
@@ -131,7 +132,8 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
 }
 
 // Engine results for every size the engine replays: sizes with the same (algorithm, protocol) are
-// grouped by their recipe (one schedule scaled to all, per structure key, or per size); the custom
+// grouped by their recipe (one schedule scaled to all, per structure key, or per size); sizes past a
+// chunked recipe's chunk cap extend the pipeline simulated at the cap and half of it; the custom
 // all-reduce gets one schedule per size; all run in one pool of child processes.
 template <class Efficiency>
 std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vector<std::uint64_t>& sizes,
@@ -142,9 +144,27 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     if (c.by_engine && !c.custom && std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
       keys.emplace_back(c.sim_algo, c.sim_proto);
   std::vector<Schedule> schedules;
-  std::vector<std::vector<std::size_t>> indices;
+  std::vector<std::vector<std::size_t>> indices;  // per job: the sizes it gives directly
   std::vector<SweepJob> jobs;
-  schedules.reserve(sizes.size() + keys.size());  // SweepJob keeps pointers into it
+  // Sizes past a recipe's chunk cap: jobs at the cap and half of it, and the sizes they extend to.
+  struct Extension {
+    std::size_t half_job = 0, full_job = 0;
+    double cap_bytes = 0;
+    std::vector<std::size_t> members;
+  };
+  std::vector<Extension> extensions;
+  schedules.reserve(sizes.size() + 3 * keys.size());  // SweepJob keeps pointers into it
+  const auto add_job = [&](Schedule schedule, int pipeline_depth, std::vector<double> sizes_bytes,
+                           std::vector<std::size_t> members) {
+    schedules.push_back(std::move(schedule));
+    SweepJob job;
+    job.schedule = &schedules.back();
+    job.pipeline_depth = pipeline_depth;
+    job.sizes_bytes = std::move(sizes_bytes);
+    jobs.push_back(std::move(job));
+    indices.push_back(std::move(members));
+    return jobs.size() - 1;
+  };
   for (const auto& key : keys) {
     const ReplayRecipe recipe = replay_recipe(ctx, key.first, key.second);
     std::vector<std::size_t> idx;
@@ -156,36 +176,45 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     };
     // Groups of sizes that share one schedule, built at the group's largest size and scaled to each.
     std::vector<std::pair<long, std::vector<std::size_t>>> groups;
+    Extension extension;
+    extension.cap_bytes = recipe.chunk_cap_bytes;
     for (auto i : idx) {
+      if (extension.cap_bytes > 0 && simulated_bytes(i) > extension.cap_bytes) {
+        extension.members.push_back(i);
+        continue;
+      }
       const long group = recipe.structure_key(simulated_bytes(i));
       auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == group; });
       if (g == groups.end()) g = groups.insert(groups.end(), {group, {}});
       g->second.push_back(i);
     }
     for (auto& [group, members] : groups) {
-      schedules.push_back(recipe.build(std::max(1.0, simulated_bytes(members.back()))));
-      SweepJob job;
-      job.schedule = &schedules.back();
-      job.pipeline_depth = recipe.pipeline_depth;
-      for (auto i : members) job.sizes_bytes.push_back(simulated_bytes(i));
-      jobs.push_back(std::move(job));
-      indices.push_back(std::move(members));
+      std::vector<double> group_sizes;
+      for (auto i : members) group_sizes.push_back(simulated_bytes(i));
+      Schedule schedule = recipe.build(std::max(1.0, group_sizes.back()));
+      add_job(std::move(schedule), recipe.pipeline_depth, std::move(group_sizes), std::move(members));
+    }
+    if (!extension.members.empty()) {
+      const double half = extension.cap_bytes / 2, full = extension.cap_bytes;
+      extension.half_job = add_job(recipe.build(half), recipe.pipeline_depth, {half}, {});
+      extension.full_job = add_job(recipe.build(full), recipe.pipeline_depth, {full}, {});
+      extensions.push_back(std::move(extension));
     }
   }
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (!choices[i].custom) continue;
-    schedules.push_back(custom_allreduce_schedule(*ctx.topo, static_cast<double>(sizes[i]), CustomAllreduceOptions{}));
-    SweepJob job;
-    job.schedule = &schedules.back();
-    job.pipeline_depth = 1;  // one transfer per (peer, reader) and stage: no slots to share
-    job.sizes_bytes.push_back(static_cast<double>(sizes[i]));
-    jobs.push_back(std::move(job));
-    indices.push_back({i});
+    const double size = static_cast<double>(sizes[i]);
+    // One transfer per (peer, reader) and stage: no slots to share.
+    add_job(custom_allreduce_schedule(*ctx.topo, size, CustomAllreduceOptions{}), 1, {size}, {i});
   }
   const auto results = simulate_sweeps(*ctx.topo, jobs, engine);
   std::vector<SimResult> out(sizes.size());
   for (std::size_t k = 0; k < jobs.size(); ++k)
     for (std::size_t j = 0; j < indices[k].size(); ++j) out[indices[k][j]] = results[k][j];
+  for (const Extension& e : extensions)
+    for (auto i : e.members)
+      out[i] = extend_pipeline(results[e.half_job][0], results[e.full_job][0], e.cap_bytes,
+                               static_cast<double>(sizes[i]) / efficiency(static_cast<double>(sizes[i])));
   return out;
 }
 

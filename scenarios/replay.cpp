@@ -135,6 +135,7 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
   r.build = [topo, collective, channels, opts](double size_bytes) {
     return tree_schedule(*topo, plan_trees(*topo, channels), collective, size_bytes, opts);
   };
+  r.chunk_cap_bytes = tree_chunk_cap_bytes(*topo, plan_trees(*topo, channels), opts);
   return r;
 }
 
@@ -159,6 +160,7 @@ ReplayRecipe nvls_tree_recipe(const ReplayContext& ctx, Proto proto) {
     if (proto != Proto::Simple) return nvls_tree_schedule(*topo, collective, size_bytes, proto);  // its error
     return nvls_tree_schedule(*topo, collective, size_bytes, options);
   };
+  r.chunk_cap_bytes = nvls_tree_chunk_cap_bytes(*topo, options);
   return r;
 }
 
@@ -172,6 +174,7 @@ ReplayRecipe collnet_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
     return algo == Algo::CollNetDirect ? collnet_direct_schedule(*topo, collective, size_bytes, proto)
                                        : collnet_chain_schedule(*topo, collective, size_bytes, proto);
   };
+  r.chunk_cap_bytes = collnet_chunk_cap_bytes(*topo, CollNetOptions{});
   return r;
 }
 

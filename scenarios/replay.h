@@ -32,11 +32,17 @@ struct ReplayRecipe {
   // chunked ones (tree), the size itself where every size needs its own schedule.
   std::function<long(double size_bytes)> structure_key;
   std::function<Schedule(double size_bytes)> build;
+  // > 0: the size at which the builder's chunk cap is reached with the nominal chunk (tree_chunk_cap_bytes
+  // and its kin). Larger sizes are not simulated: their time extends the pipeline from this size and
+  // half of it by one period per extra chunk (sim/steady_state.h), as NCCL runs more chunks, not larger.
+  double chunk_cap_bytes = 0;
 };
 
-// NVLSTree and CollNet replay up to this many nodes (about 1 s per size at 4 nodes; 3.7 s at 8 nodes for
-// 32 MiB and growing about quadratically, docs/nvls.md).
-constexpr int kNvlsTreeEngineMaxNodes = 4;
+// NVLSTree and CollNet replay up to this many nodes. Their schedules have switch endpoints, which rule
+// out the symmetry quotient, so every flow is simulated: NVLSTree on 8 x dgx-h100 takes 0.5 s for
+// 32 MiB and 2.4 s for 128 MiB (its chunk cap, larger sizes extend that pipeline), 7.4 s for 32 MiB on
+// 32 nodes (docs/nvls.md).
+constexpr int kNvlsTreeEngineMaxNodes = 8;
 
 // Whether the engine replays `algo` for the context's collective on its topology; when not, `why`
 // says so in words for the report.
