@@ -206,10 +206,42 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
   *threads = nt;
 }
 
-double nccl_nvls_tree_algbw_cap_GBps(const NcclTopoSummary& s) {
-  if (s.nnodes < 2 || s.nranks < 2) return 0;
-  const double per_channel = perChMaxNVLSTreeBws[static_cast<int>(s.arch)][s.nnodes <= 2 ? 1 : 2];
-  return s.nvls_graph.nChannels * per_channel * s.nranks / (2.0 * (s.nranks - 1));
+namespace {
+
+// The per-architecture and per-node-count ceilings of ncclTopoTuneModel for a topology.
+struct Ceilings {
+  double llMaxBw, perChMaxTreeBw, perChMaxRingLL128Bw, perChMaxTreeLL128Bw, perChMaxNVLSTreeBw;
+};
+Ceilings ceilings_for(const NcclTopoSummary& s) {
+  const int ci = static_cast<int>(s.arch);
+  const int index2 = s.nnodes <= 2 ? s.nnodes - 1 : 2;
+  const int index1 = s.nnodes == 1 ? ci : (is_amd(s) ? 1 : 0);
+  return {llMaxBws[index1][index2], perChMaxTreeBws[ci][index2], perChMaxRingLL128Bws[ci][index2],
+          perChMaxTreeLL128Bws[ci][index2], perChMaxNVLSTreeBws[ci][index2]};
+}
+
+}  // namespace
+
+double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p) {
+  if (s.nranks < 2) return 0;
+  const Ceilings c = ceilings_for(s);
+  switch (a) {
+    case Algo::Ring:
+      if (p == Proto::LL) return c.llMaxBw;
+      if (p == Proto::LL128) return s.ring.nChannels * c.perChMaxRingLL128Bw;
+      return 0;
+    case Algo::Tree: {
+      if (f != Func::AllReduce) return 0;
+      const double tree = s.tree.nChannels * c.perChMaxTreeBw;
+      if (p == Proto::LL) return std::min(tree, c.llMaxBw);
+      if (p == Proto::LL128) return std::min(tree, s.tree.nChannels * c.perChMaxTreeLL128Bw);
+      return tree;
+    }
+    case Algo::NVLSTree:
+      return f == Func::AllReduce && p == Proto::Simple && s.nnodes > 1 ? s.nvls_graph.nChannels * c.perChMaxNVLSTreeBw : 0;
+    default:
+      return 0;
+  }
 }
 
 std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uint64_t bytes, int numPipeOps) {
@@ -219,13 +251,12 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
   const int nNodes = s.nnodes;
   const double ppn = static_cast<double>(nRanks) / nNodes;
   const int ci = static_cast<int>(s.arch);
-  const int index2 = nNodes <= 2 ? nNodes - 1 : 2;
-  const int index1 = nNodes == 1 ? ci : (is_amd(s) ? 1 : 0);
-  const double llMaxBw = llMaxBws[index1][index2];
-  const double perChMaxTreeBw = perChMaxTreeBws[ci][index2];
-  const double perChMaxRingLL128Bw = perChMaxRingLL128Bws[ci][index2];
-  const double perChMaxTreeLL128Bw = perChMaxTreeLL128Bws[ci][index2];
-  const double perChMaxNVLSTreeBw = perChMaxNVLSTreeBws[ci][index2];
+  const Ceilings c = ceilings_for(s);
+  const double llMaxBw = c.llMaxBw;
+  const double perChMaxTreeBw = c.perChMaxTreeBw;
+  const double perChMaxRingLL128Bw = c.perChMaxRingLL128Bw;
+  const double perChMaxTreeLL128Bw = c.perChMaxTreeLL128Bw;
+  const double perChMaxNVLSTreeBw = c.perChMaxNVLSTreeBw;
   const int nsteps = f == Func::AllReduce ? 2 * (nRanks - 1)
                      : (f == Func::AllGather || f == Func::ReduceScatter) ? nRanks - 1
                                                                           : nRanks;

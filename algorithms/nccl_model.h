@@ -104,11 +104,13 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
 // Channels/threads NCCL uses for a chosen (algo, proto) at a size (topoGetAlgoInfo).
 void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint64_t bytes, int* channels, int* threads);
 
-// NCCL's NVLSTree ceiling as an all_reduce algorithm bandwidth (GB/s): ncclTopoTuneModel caps the
-// per-channel bandwidth at perChMaxNVLSTreeBws[arch][nodes] (measured kernel throughput, not a link),
-// so busBw <= nvls graph nChannels x that and algBw = busBw x nRanks / (2 (nRanks - 1)).
-// 0 where NCCL has no such cap (one node, or a zero table entry).
-double nccl_nvls_tree_algbw_cap_GBps(const NcclTopoSummary& s);
+// NCCL's ceilings on an algorithm's bus bandwidth that are not link rates (GB/s): the measured kernel
+// and protocol limits ncclTopoTuneModel applies, llMaxBws (Ring LL; Tree LL), the graph's channels x
+// perChMaxRingLL128Bws (Ring LL128), perChMaxTreeBws (Tree), perChMaxTreeLL128Bws (Tree LL128) and
+// perChMaxNVLSTreeBws (NVLSTree). 0 where NCCL applies none (other algorithms or functions, a zero
+// table entry). The protocol efficiencies it also applies (LL x0.5, LL128 x0.92, Tree x0.92, /3.8)
+// are not ceilings: the engine's wire bytes stand for them.
+double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p);
 
 // Why NCCL's default rule disables LL128 for a graph ("" when enabled).
 std::string ll128_disabled_reason(const NcclTopoSummary& s, const NcclGraphInfo& g);

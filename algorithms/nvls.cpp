@@ -171,7 +171,7 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
   // Tree's do (docs/tree.md): chunks in flight side by side would each crawl at a share of the rate.
   s.fifo_connections = true;
   // Every network hop of a family carries all its bytes, so capping those connections caps the family.
-  s.inter_node_rate_cap_Bps = options.channel_rate_cap_Bps * b.channels;
+  s.inter_node_channel_cap_Bps = options.channel_rate_cap_Bps;
 
   // Per tree: parent and children of every node (NCCL's double binary tree) and a top-down order.
   struct NodeTree {
@@ -313,7 +313,10 @@ double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, con
 
 double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary) {
   if (summary.nvls_channels < 1) return 0;
-  return nccl_nvls_tree_algbw_cap_GBps(summary) * 1e9 / summary.nvls_channels;
+  // algBw = busBw x nRanks / (2 (nRanks - 1)) for NVLSTree all_reduce (ncclTopoTuneModel's ratio).
+  const double algbw_GBps = nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::NVLSTree, Proto::Simple) *
+                            summary.nranks / (2.0 * (summary.nranks - 1));
+  return algbw_GBps * 1e9 / summary.nvls_channels;
 }
 
 }  // namespace ccsim

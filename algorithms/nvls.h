@@ -91,7 +91,7 @@ double nvls_closed_form_time_s(const Topology& topo, const std::string& collecti
 double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, const NvlsOptions& options = {});
 
 // NCCL's NVLSTree ceiling per running NVLS channel, in data bytes per second: the algorithm bandwidth
-// cap (nccl_nvls_tree_algbw_cap_GBps) shared by the nvls_channels channels NCCL runs. 0: no cap.
+// of its busBw ceiling (nccl_busbw_ceiling_GBps) shared by the nvls_channels channels NCCL runs. 0: no cap.
 double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary);
 
 // Heads of an NVLSTree: local GPU of each NIC rail (the first GPU affined to it), one per rail.

@@ -55,10 +55,11 @@ struct Schedule {
   // > 0: no transfer moves faster than this, whatever the links allow (a copy kernel whose few thread
   // blocks, not the links, limit its remote reads: docs/custom-allreduce.md).
   double transfer_rate_cap_Bps = 0;
-  // > 0: no connection (src, dst, rail, family) between GPUs of different nodes moves more bytes per
-  // second than this, its transfers in flight together (a channel's kernel throughput where NCCL's
-  // tuner caps it below the links: NVLSTree, docs/nvls.md).
-  double inter_node_rate_cap_Bps = 0;
+  // > 0: no connection (src, dst, rail, family, lane) between GPUs of different nodes moves more
+  // bytes per second (on the wire) than this times the NCCL channels its records stand for
+  // (Transfer::channels), its transfers in flight together: NCCL's measured kernel and protocol
+  // ceilings where they lie below the links (llMaxBws, perChMax*Bws; docs/nccl-model.md "Ceilings in the engine").
+  double inter_node_channel_cap_Bps = 0;
   // The generator guarantees that no two records share (src, dst, rail, family, step) (tested with
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).

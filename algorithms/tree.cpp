@@ -197,6 +197,11 @@ int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, c
   return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
 }
 
+double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p) {
+  const double busbw_GBps = nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Tree, p);
+  return busbw_GBps / 2 * 1e9 / std::max(1, plan.total_channels());
+}
+
 double tree_chunk_cap_bytes(const Topology& topo, const TreePlan& plan, const TreeScheduleOptions& options) {
   if (plan.families.empty()) return 0;
   const int channels = std::max(1, plan.total_channels());
@@ -248,6 +253,8 @@ Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::st
   s.families_follow_rails = topo.nics_per_node() > 0 && static_cast<int>(plan.families.size()) == 2 * topo.nics_per_node();
   s.families_per_rail = 2;
   s.fifo_connections = options.fifo_connections;
+  // Every family crosses nodes with all its bytes, so capping those connections caps the channel.
+  s.inter_node_channel_cap_Bps = options.channel_rate_cap_Bps * options.wire_factor;
   const int n = s.nranks;
   if (n < 2 || plan.families.empty()) return s;
   const int families = static_cast<int>(plan.families.size());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl_model.h"
 #include "algorithms/schedule.h"
 #include "algorithms/step_timing.h"
 #include "topologies/topology.h"
@@ -80,6 +81,8 @@ struct TreeScheduleOptions {
   bool fifo_connections = false;                // Schedule::fifo_connections: chunks of a connection leave
                                                 // one after the other (NCCL's proxy / copy loop); false: up
                                                 // to the engine's pipeline_depth share the connection
+  double channel_rate_cap_Bps = 0;              // > 0: data bytes per second one channel moves across
+                                                // nodes at most (NCCL's ceilings: tree_channel_cap_Bps)
 };
 
 // The options NCCL would run a protocol with: its timing, wire factor and chunking, 8 slots of flow
@@ -92,6 +95,11 @@ int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, c
 // large sizes); past it the builder enlarges the chunks (sim/steady_state.h extends the pipeline
 // instead). 0 when half of it would already use a smaller chunk (LL128's rule on deep trees).
 double tree_chunk_cap_bytes(const Topology& topo, const TreePlan& plan, const TreeScheduleOptions& options);
+
+// NCCL's Tree ceiling (nccl_busbw_ceiling_GBps: perChMaxTreeBws, and llMaxBws / perChMaxTreeLL128Bws
+// for LL / LL128) per channel of the plan, in data bytes per second: algBw = busBw / 2 for Tree
+// all_reduce, shared by the plan's channels. 0: no ceiling.
+double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p);
 
 // Tree all_reduce (the only collective NCCL runs on its trees). `size_bytes` is the buffer size.
 // Transfers are emitted chunk by chunk (chunk-major), up the tree then down; `step` is the chunk

@@ -294,7 +294,8 @@ TEST(NvlsTree, NcclChannelCeilingOnDgxH100) {
   for (const auto& k : cases) {
     const Topology dgx = preset("dgx-h100", k.nodes);
     const NcclTopoSummary sum = summarize_for_nccl(dgx);
-    EXPECT_NEAR(nccl_nvls_tree_algbw_cap_GBps(sum), k.algbw_GBps, 1e-9 * k.algbw_GBps);
+    EXPECT_NEAR(nccl_busbw_ceiling_GBps(sum, Func::AllReduce, Algo::NVLSTree, Proto::Simple),
+                k.algbw_GBps * 2 * (k.nodes * 8 - 1) / (k.nodes * 8), 1e-9 * k.algbw_GBps);
     NvlsOptions o;
     o.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(sum);
     EXPECT_NEAR(o.channel_rate_cap_Bps, k.algbw_GBps * 1e9 / 16, 1e-6 * o.channel_rate_cap_Bps);

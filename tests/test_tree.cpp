@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
 #include "algorithms/tree.h"
 #include "algorithms/tree_closed_form.h"
@@ -432,6 +433,32 @@ TEST(Tree, FlowControlWaitsForTheReceiversForwardOfAnOlderChunk) {
   }
   // Per tree and chunk k >= 2: 3 up transfers and 1 down transfer into an interior rank.
   EXPECT_EQ(credits, 2 * 2 * (3 + 1));
+}
+
+TEST(Tree, NcclChannelCeilingBindsSimpleAcrossNodes) {
+  // 2 x dgx-h100: NCCL caps Tree at perChMaxTreeBws (Hopper, 2 nodes: 41.4 GB/s) x the tree graph's 8
+  // channels = 331.2 GB/s of busBw, algBw = busBw / 2 = 165.6 GB/s, below what the links give a
+  // 16-family tree (its chains' NVLink ports: about 212 GB/s in the engine). Spread over the plan's 16
+  // channels: 10.35 GB/s per family across nodes. The engine's steady state (one more chunk per
+  // family costs one period) is that ceiling.
+  const Topology dgx = preset("dgx-h100", 2);
+  const NcclTopoSummary sum = summarize_for_nccl(dgx);
+  ASSERT_EQ(sum.tree.nChannels, 8);
+  EXPECT_NEAR(nccl_busbw_ceiling_GBps(sum, Func::AllReduce, Algo::Tree, Proto::Simple), 8 * 41.4, 1e-9);
+  const TreePlan plan = plan_trees(dgx, 16);
+  TreeScheduleOptions o = tree_options(Proto::Simple);
+  o.channel_rate_cap_Bps = tree_channel_cap_Bps(sum, plan, Proto::Simple);
+  EXPECT_NEAR(o.channel_rate_cap_Bps, 8 * 41.4 / 2 * 1e9 / 16, 1.0);
+  const double cap = tree_chunk_cap_bytes(dgx, plan, o);  // 64 chunks of 512 KiB x 16 channels
+  ASSERT_DOUBLE_EQ(cap, 512.0 * (1 << 20));
+  const double t1 = simulate_one(dgx, tree_schedule(dgx, plan, "all_reduce", cap / 2, o), {}).time_s;
+  const double t2 = simulate_one(dgx, tree_schedule(dgx, plan, "all_reduce", cap, o), {}).time_s;
+  EXPECT_NEAR(cap / 2 / (t2 - t1) / 1e9, 8 * 41.4 / 2, 0.01 * 165.6);
+  // Without the ceiling the links allow a quarter more.
+  o.channel_rate_cap_Bps = 0;
+  const double u1 = simulate_one(dgx, tree_schedule(dgx, plan, "all_reduce", cap / 2, o), {}).time_s;
+  const double u2 = simulate_one(dgx, tree_schedule(dgx, plan, "all_reduce", cap, o), {}).time_s;
+  EXPECT_GT(cap / 2 / (u2 - u1) / 1e9, 1.2 * 165.6);
 }
 
 }  // namespace
