@@ -60,6 +60,9 @@ struct Schedule {
   // (Transfer::channels), its transfers in flight together: NCCL's measured kernel and protocol
   // ceilings where they lie below the links (llMaxBws, perChMax*Bws; docs/nccl-model.md "Ceilings in the engine").
   double inter_node_channel_cap_Bps = 0;
+  // > 0: the same cap on the connections whose transfers have no dependencies, where a pipeline's
+  // data enters (a chain's tail): a stream forwarded as it arrives pays its rate once, not per hop.
+  double source_channel_cap_Bps = 0;
   // The generator guarantees that no two records share (src, dst, rail, family, step) (tested with
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).

@@ -253,8 +253,12 @@ Schedule tree_schedule(const Topology& topo, const TreePlan& plan, const std::st
   s.families_follow_rails = topo.nics_per_node() > 0 && static_cast<int>(plan.families.size()) == 2 * topo.nics_per_node();
   s.families_per_rail = 2;
   s.fifo_connections = options.fifo_connections;
-  // Every family crosses nodes with all its bytes, so capping those connections caps the channel.
-  s.inter_node_channel_cap_Bps = options.channel_rate_cap_Bps * options.wire_factor;
+  // NCCL's ceiling (a channel's rate, whatever the links): Simple copies whole chunks hop by hop, so
+  // every connection across nodes is capped (each family crosses nodes with all its bytes). LL and
+  // LL128 forward lines as they arrive, so the stream pays the rate once, where it enters: the chain
+  // tails' connections (every later hop depends on them).
+  (options.proto == Proto::Simple ? s.inter_node_channel_cap_Bps : s.source_channel_cap_Bps) =
+      options.channel_rate_cap_Bps * options.wire_factor;
   const int n = s.nranks;
   if (n < 2 || plan.families.empty()) return s;
   const int families = static_cast<int>(plan.families.size());

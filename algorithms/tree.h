@@ -81,8 +81,9 @@ struct TreeScheduleOptions {
   bool fifo_connections = false;                // Schedule::fifo_connections: chunks of a connection leave
                                                 // one after the other (NCCL's proxy / copy loop); false: up
                                                 // to the engine's pipeline_depth share the connection
-  double channel_rate_cap_Bps = 0;              // > 0: data bytes per second one channel moves across
-                                                // nodes at most (NCCL's ceilings: tree_channel_cap_Bps)
+  double channel_rate_cap_Bps = 0;              // > 0: data bytes per second one channel moves at most
+                                                // (NCCL's ceilings: tree_channel_cap_Bps); Simple: on every
+                                                // hop across nodes, LL/LL128: where the data enters
 };
 
 // The options NCCL would run a protocol with: its timing, wire factor and chunking, 8 slots of flow

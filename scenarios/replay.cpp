@@ -129,11 +129,8 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   TreeScheduleOptions opts = tree_options(proto);
-  // NCCL's Tree ceiling (perChMaxTreeBws) caps the families across nodes for Simple, whose chunks go
-  // hop by hop as the engine's do. LL and LL128 forward lines as they arrive: a per-connection cap
-  // would cost the chunk's time at every hop here, so their ceilings are not applied (docs/nccl-model.md).
-  if (ctx.summary && proto == Proto::Simple)
-    opts.channel_rate_cap_Bps = tree_channel_cap_Bps(*ctx.summary, plan_trees(*topo, channels), proto);
+  // NCCL's Tree ceilings (perChMaxTreeBws; llMaxBws, perChMaxTreeLL128Bws) cap each channel.
+  if (ctx.summary) opts.channel_rate_cap_Bps = tree_channel_cap_Bps(*ctx.summary, plan_trees(*topo, channels), proto);
   ReplayRecipe r = recipe_for(Algo::Tree, proto, kTreeSlots, [topo, channels, opts](double size_bytes) {
     return static_cast<long>(tree_chunks(*topo, plan_trees(*topo, channels), size_bytes, opts));
   });

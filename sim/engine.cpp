@@ -262,19 +262,24 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   for (std::size_t i = 0; i < nrep; ++i) rep_index[R.reps[i]] = static_cast<int>(i);
 
   // Routes, folded onto their orbit representatives.
-  // A route is (src, dst, rail); under Schedule::inter_node_channel_cap_Bps an inter-node route is one per
-  // family and lane (connection), so that the cap binds the connection's pipelined flows together.
-  std::map<std::tuple<int, int, int, int, int>, int> route_id;
+  // A route is (src, dst, rail); a connection under a cap (Schedule::inter_node_channel_cap_Bps,
+  // source_channel_cap_Bps) is a route of its own per family and lane, so that the cap binds the
+  // connection's pipelined flows together.
+  std::map<std::tuple<int, int, int, int, int, bool>, int> route_id;
   std::vector<std::vector<Hop>> routes;
   std::vector<double> flow_cap_Bps;        // per route: each flow's cap (transfer_rate_cap_Bps; 0: none)
-  std::vector<double> connection_cap_Bps;  // per route: the flows' total cap (inter_node_channel_cap_Bps; 0: none)
+  std::vector<double> connection_cap_Bps;  // per route: the flows' total cap (0: none)
   R.route_of.resize(nrep);
   const int gpn = topo.gpus_per_node();
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
     const bool inter_node = t.src < sched.nranks && t.dst < sched.nranks && t.src / gpn != t.dst / gpn;
-    const bool capped_connection = inter_node && sched.inter_node_channel_cap_Bps > 0;
-    const auto key = std::make_tuple(t.src, t.dst, t.rail, capped_connection ? t.family : -1, capped_connection ? t.lane : -1);
+    const bool source = t.dep_count == 0 && sched.source_channel_cap_Bps > 0;
+    double channel_cap = inter_node ? sched.inter_node_channel_cap_Bps : 0.0;
+    if (source) channel_cap = channel_cap > 0 ? std::min(channel_cap, sched.source_channel_cap_Bps) : sched.source_channel_cap_Bps;
+    const bool capped_connection = channel_cap > 0;
+    const auto key = std::make_tuple(t.src, t.dst, t.rail, capped_connection ? t.family : -1,
+                                     capped_connection ? t.lane : -1, source);
     auto it = route_id.find(key);
     if (it == route_id.end()) {
       std::vector<Hop> hops;
@@ -283,7 +288,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       it = route_id.emplace(key, static_cast<int>(routes.size())).first;
       routes.push_back(std::move(hops));
       flow_cap_Bps.push_back(sched.transfer_rate_cap_Bps);
-      connection_cap_Bps.push_back(capped_connection ? sched.inter_node_channel_cap_Bps * t.channels : 0.0);
+      connection_cap_Bps.push_back(channel_cap * t.channels);
     }
     R.route_of[i] = it->second;
   }
@@ -505,7 +510,8 @@ bool same_structure(const Schedule& a, const Schedule& b) {
   if (a.transfers.size() != b.transfers.size() || a.deps != b.deps || a.nranks != b.nranks ||
       a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
-      a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps)
+      a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
+      a.source_channel_cap_Bps != b.source_channel_cap_Bps)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

@@ -482,5 +482,32 @@ TEST(Tree, NcclChannelCeilingBindsSimpleAcrossNodes) {
   EXPECT_GT(cap / 2 / (u2 - u1) / 1e9, 1.2 * 165.6);
 }
 
+TEST(Tree, CutThroughProtocolsPayTheirCeilingOnceWhereTheDataEnters) {
+  // LL forwards lines as they arrive, so NCCL's per-channel ceiling r costs a chunk c / r once, at
+  // the chain tail that feeds the pipeline (Schedule::source_channel_cap_Bps), not at every hop.
+  // 8 single-GPU nodes, LL, 64 KiB: 2 families of one chunk, c = 32 KiB of data = 64 KiB on the wire.
+  // Capped at r = 1 GB/s of data (2 GB/s of wire), a leaf's send takes 64 KiB / 2 GB/s instead of
+  // its sibling-shared 2 x 64 KiB / 50 GB/s; the rest of the 6-hop path is unchanged.
+  const Topology topo = uniform(8);
+  const TreePlan plan = plan_trees(topo, 2);
+  TreeScheduleOptions o = tree_options(Proto::LL);
+  const double S = 64 * 1024;
+  const double free_s = simulate_one(topo, tree_schedule(topo, plan, "all_reduce", S, o), {}).time_s;
+  o.channel_rate_cap_Bps = 1e9;
+  const Schedule capped = tree_schedule(topo, plan, "all_reduce", S, o);
+  EXPECT_DOUBLE_EQ(capped.source_channel_cap_Bps, 2e9);
+  EXPECT_DOUBLE_EQ(capped.inter_node_channel_cap_Bps, 0.0);
+  const double capped_s = simulate_one(topo, capped, {}).time_s;
+  const double wire = 64.0 * 1024;
+  const double hand = wire / 2e9 - 2 * wire / kNicBps;
+  EXPECT_NEAR(capped_s - free_s, hand, 0.03 * hand);
+  // Simple copies whole chunks hop by hop: its ceiling caps every hop across nodes.
+  TreeScheduleOptions simple = tree_options(Proto::Simple);
+  simple.channel_rate_cap_Bps = 1e9;
+  const Schedule hop_by_hop = tree_schedule(topo, plan, "all_reduce", S, simple);
+  EXPECT_DOUBLE_EQ(hop_by_hop.inter_node_channel_cap_Bps, 1e9);
+  EXPECT_DOUBLE_EQ(hop_by_hop.source_channel_cap_Bps, 0.0);
+}
+
 }  // namespace
 }  // namespace ccsim
