@@ -151,6 +151,10 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
   Schedule s;
   s.collective = collective;
   s.algorithm = "nvls_tree";
+  // Family 2h + t belongs to head h, the GPU of NIC rail h: the rail rotation maps it onto 2(h+1) + t
+  // (the symmetry quotient, sim/symmetry.h; the NVSwitch and its reducer stay fixed).
+  s.families_follow_rails = true;
+  s.families_per_rail = 2;
   s.nranks = topo.num_gpus();
   s.size_bytes = size_bytes;
   const int gpn = topo.gpus_per_node();

@@ -148,7 +148,7 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
   std::vector<SweepJob> jobs;
   // Sizes past a recipe's chunk cap: jobs at the cap and half of it, and the sizes they extend to.
   struct Extension {
-    std::size_t half_job = 0, full_job = 0;
+    std::size_t half_job = 0, full_job = 0;  // jobs whose first size is the cap's half, the cap
     double cap_bytes = 0;
     std::vector<std::size_t> members;
   };
@@ -188,16 +188,25 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
       if (g == groups.end()) g = groups.insert(groups.end(), {group, {}});
       g->second.push_back(i);
     }
+    std::vector<std::pair<double, std::size_t>> built_at;  // (size a job's schedule was built at, job)
     for (auto& [group, members] : groups) {
       std::vector<double> group_sizes;
       for (auto i : members) group_sizes.push_back(simulated_bytes(i));
-      Schedule schedule = recipe.build(std::max(1.0, group_sizes.back()));
-      add_job(std::move(schedule), recipe.pipeline_depth, std::move(group_sizes), std::move(members));
+      const double build_size = std::max(1.0, group_sizes.back());
+      // The largest size first: an extension can reuse the job built at its reference size.
+      std::reverse(group_sizes.begin(), group_sizes.end());
+      std::reverse(members.begin(), members.end());
+      built_at.emplace_back(build_size, add_job(recipe.build(build_size), recipe.pipeline_depth,
+                                                std::move(group_sizes), std::move(members)));
     }
     if (!extension.members.empty()) {
-      const double half = extension.cap_bytes / 2, full = extension.cap_bytes;
-      extension.half_job = add_job(recipe.build(half), recipe.pipeline_depth, {half}, {});
-      extension.full_job = add_job(recipe.build(full), recipe.pipeline_depth, {full}, {});
+      const auto job_at = [&](double size) {
+        for (const auto& [built, job] : built_at)
+          if (built == size) return job;
+        return add_job(recipe.build(size), recipe.pipeline_depth, {size}, {});
+      };
+      extension.half_job = job_at(extension.cap_bytes / 2);
+      extension.full_job = job_at(extension.cap_bytes);
       extensions.push_back(std::move(extension));
     }
   }

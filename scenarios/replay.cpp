@@ -38,9 +38,7 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
     case Algo::NVLSTree:
       if (!nvls_supported(topo)) return no("needs NVSwitch with NVLS");
       if (topo.num_nodes() < 2 || c != "all_reduce") return no("runs all_reduce across nodes only");
-      // Every node's NVLS flows share its NVSwitch reducer, so the max-min system is re-solved over
-      // thousands of concurrent flows at every event, and switch endpoints rule out the symmetry
-      // quotient: the replay grows about quadratically with the nodes (docs/nvls.md).
+      // The replay grows faster than linearly with the nodes (docs/nvls.md).
       if (topo.num_nodes() > kNvlsTreeEngineMaxNodes)
         return no("replay is limited to " + std::to_string(kNvlsTreeEngineMaxNodes) + " nodes");
       return true;
@@ -56,8 +54,8 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
       if (!collnet_supported(topo)) return no("needs a fabric whose switches reduce (fabric.sharp)");
       if (c != "all_reduce" || topo.num_nodes() < 2) return no("runs all_reduce across nodes only");
       if (topo.num_nodes() > topo.nodes_per_leaf()) return no("across leaf groups (spine reduction) is not modelled");
-      if (topo.num_nodes() > kNvlsTreeEngineMaxNodes)
-        return no("replay is limited to " + std::to_string(kNvlsTreeEngineMaxNodes) + " nodes");
+      if (topo.num_nodes() > kCollNetEngineMaxNodes)
+        return no("replay is limited to " + std::to_string(kCollNetEngineMaxNodes) + " nodes");
       return true;
     default:
       return no("is not replayed by the engine");

@@ -38,11 +38,11 @@ struct ReplayRecipe {
   double chunk_cap_bytes = 0;
 };
 
-// NVLSTree and CollNet replay up to this many nodes. Their schedules have switch endpoints, which rule
-// out the symmetry quotient, so every flow is simulated: NVLSTree on 8 x dgx-h100 takes 0.5 s for
-// 32 MiB and 2.4 s for 128 MiB (its chunk cap, larger sizes extend that pipeline), 7.4 s for 32 MiB on
-// 32 nodes (docs/nvls.md).
-constexpr int kNvlsTreeEngineMaxNodes = 8;
+// NVLSTree replays up to this many nodes: with the rail quotient (1/8 of the flows on dgx-h100) its
+// chunk-cap size, 128 MiB, takes 1.4 s on 32 nodes, 3.1 s on 64 and 11 s on 128 (docs/nvls.md).
+constexpr int kNvlsTreeEngineMaxNodes = 64;
+// CollNet replays up to this many nodes: its schedules are simulated whole (no quotient).
+constexpr int kCollNetEngineMaxNodes = 8;
 
 // Whether the engine replays `algo` for the context's collective on its topology; when not, `why`
 // says so in words for the report.

@@ -253,6 +253,16 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   if (original.transfers.empty()) return result;
   result.merge_bundle = merged.bundle;
   result.symmetry_order = q.order;
+  // Orbit size / order of a folded link: 1 unless a rotation fixes it (switch endpoints only).
+  std::map<LinkKey, double> share_memo;
+  const auto folded_link_share = [&](const Hop& canonical) {
+    if (sched.switches.empty() || q.order == 1) return 1.0;
+    const LinkKey k = key_of(topo, canonical);
+    auto it = share_memo.find(k);
+    if (it == share_memo.end())
+      it = share_memo.emplace(k, static_cast<double>(link_orbit_size(topo, canonical, q)) / q.order).first;
+    return it->second;
+  };
 
   double pt = prof_now();
   Replay R;
@@ -362,7 +372,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     if (it != sg_links.end()) return it->second;
     const Link& l = topo.link(h.edge);
     if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
-    auto* link = zone->create_link("l" + std::to_string(link_counter++), l.bandwidth_Bps * kByteScale)
+    // A folded link that a rotation fixes stands for fewer real links than its flows' orbits: its
+    // share of the capacity (sim/symmetry.h).
+    const double share = folded_link_share(h);
+    auto* link = zone->create_link("l" + std::to_string(link_counter++), l.bandwidth_Bps * share * kByteScale)
                      ->set_latency(fifo ? 0.0 : l.latency_s)
                      ->seal();
     sg_links.emplace(k, link);
@@ -470,7 +483,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       s.label = l.label;
       s.kind = l.kind;
       s.bandwidth_Bps = l.bandwidth_Bps;
-      s.bytes = found->second.bytes;
+      s.bytes = found->second.bytes / folded_link_share(canonical_hop(topo, real, q));
       s.busy_s = busy_of[ck];
       result.links.push_back(std::move(s));
     }

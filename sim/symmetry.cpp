@@ -7,6 +7,7 @@
 #include <memory>
 #include <tuple>
 
+#include "algorithms/endpoint_route.h"
 #include "common/flat_hash.h"
 #include "topologies/routing.h"
 
@@ -89,11 +90,13 @@ struct Context {
   const Topology& topo;
   const Schedule& schedule;
   int n, gpn, rails, families;
+  std::vector<VertexId> switch_vertex;  // per switch endpoint (Schedule::switches), its vertex
 
   Context(const Topology& t, const Schedule& s)
       : topo(t), schedule(s), n(s.nranks), gpn(t.gpus_per_node()), rails(std::max(1, t.nics_per_node())),
         families(1) {
     for (const auto& tr : s.transfers) families = std::max(families, tr.family + 1);
+    for (int k = 0; k < static_cast<int>(s.switches.size()); ++k) switch_vertex.push_back(endpoint_vertex(t, s, s.nranks + k));
   }
 
   // Builds the key -> record index; false when two records share a key (images could not be told
@@ -108,7 +111,15 @@ struct Context {
     return true;
   }
 
+  // Image of an endpoint: a GPU rank, or a switch endpoint (the switch endpoint of the rotated
+  // vertex; -1 when the schedule has none).
   int rotate_rank(int rank, Rotation r) const {
+    if (rank >= n) {
+      VertexId image;
+      if (!rotate_vertex(topo, switch_vertex[static_cast<std::size_t>(rank - n)], r, &image)) return -1;
+      const auto it = std::find(switch_vertex.begin(), switch_vertex.end(), image);
+      return it == switch_vertex.end() ? -1 : n + static_cast<int>(it - switch_vertex.begin());
+    }
     const int node = rank / gpn, g = rank % gpn;
     return mod(node + r.nodes, topo.num_nodes()) * gpn + mod(g + r.local, gpn);
   }
@@ -218,7 +229,7 @@ std::size_t distinct_connections(const Schedule& s) {
 // Routes of every distinct (src, dst, rail) in the schedule, computed once for all rotations.
 class RouteCache {
  public:
-  explicit RouteCache(const Context& c) : topo_(c.topo), index_(distinct_connections(c.schedule)) {
+  explicit RouteCache(const Context& c) : topo_(c.topo), schedule_(c.schedule), index_(distinct_connections(c.schedule)) {
     std::uint64_t last = ~0ull;
     for (std::uint32_t i = 0; i < c.schedule.transfers.size(); ++i) {
       const auto& t = c.schedule.transfers[i];
@@ -231,7 +242,7 @@ class RouteCache {
       last = key;
       if (index_.insert(key, static_cast<std::uint32_t>(routes_.size()))) {
         keys_.push_back({t.src, t.dst, t.rail});
-        routes_.push_back(route_between_gpus(topo_, t.src, t.dst, t.rail));
+        routes_.push_back(transfer_route(topo_, schedule_, t.src, t.dst, t.rail));
       }
     }
   }
@@ -244,19 +255,32 @@ class RouteCache {
     std::uint64_t key;
     std::uint32_t i;
     if (pack_transfer_key(src, dst, rail, 0, 0, &key) && index_.find(key, &i)) return routes_[i];
-    return route_between_gpus(topo_, src, dst, rail);
+    return transfer_route(topo_, schedule_, src, dst, rail);
   }
 
  private:
   const Topology& topo_;
+  const Schedule& schedule_;
   FlatKeyMap index_;
   std::vector<std::tuple<int, int, int>> keys_;
   std::vector<Route> routes_;
   bool ok_ = true;
 };
 
+// A link between a switch and its reduction units (both fixed by the rail rotation).
+bool fixed_switch_link(const Topology& topo, const Hop& h) {
+  const Endpoints e = endpoints(topo, h);
+  const auto fixed = [&](VertexId v) {
+    const VertexKind k = topo.vertex(v).kind;
+    return k == VertexKind::NvSwitch || k == VertexKind::Reducer;
+  };
+  return fixed(e.from) && fixed(e.to);
+}
+
 // Every route maps onto the route of the image transfer, link for link, onto links with the same
-// bandwidth and latency; and no used link is fixed by r (the action is free).
+// bandwidth and latency. A used link fixed by r is allowed only at a switch that the rotation fixes
+// (an NVSwitch's reduction link): the engine gives its folded copy the capacity share of its orbit
+// (link_orbit_size); every other used link must move (the action is free on them).
 bool routes_invariant(const Context& c, const RouteCache& cache, Rotation r) {
   const Topology& topo = c.topo;
   if (!cache.ok()) return false;
@@ -264,13 +288,15 @@ bool routes_invariant(const Context& c, const RouteCache& cache, Rotation r) {
     const auto& [src, dst, rail] = cache.key(i);
     const Route& route = cache.route(i);
     const int image_rail = rail >= 0 ? mod(rail + r.local, c.rails) : -1;
-    const Route image = cache.find(c.rotate_rank(src, r), c.rotate_rank(dst, r), image_rail);
+    const int image_src = c.rotate_rank(src, r), image_dst = c.rotate_rank(dst, r);
+    if (image_src < 0 || image_dst < 0) return false;
+    const Route image = cache.find(image_src, image_dst, image_rail);
     if (route.size() != image.size()) return false;
     for (std::size_t h = 0; h < route.size(); ++h) {
       Hop mapped;
       if (!rotate_hop(topo, route[h], r, &mapped)) return false;
       if (mapped.edge != image[h].edge || mapped.forward != image[h].forward) return false;
-      if (mapped.edge == route[h].edge) return false;  // a fixed link: the action would not be free
+      if (mapped.edge == route[h].edge && !fixed_switch_link(topo, route[h])) return false;
       const Link& a = topo.link(route[h].edge);
       const Link& b = topo.link(mapped.edge);
       if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
@@ -332,6 +358,20 @@ Hop canonical_hop(const Topology& topo, const Hop& hop, const Quotient& q) {
   return rotate_hop(topo, hop, r, &out) ? out : hop;
 }
 
+int link_orbit_size(const Topology& topo, const Hop& hop, const Quotient& q) {
+  std::vector<std::pair<EdgeId, bool>> images;
+  const int node_steps = q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1;
+  const int local_steps = q.rail_rotation ? topo.gpus_per_node() : 1;
+  for (int m = 0; m < node_steps; ++m)
+    for (int l = 0; l < local_steps; ++l) {
+      Hop image;
+      if (!rotate_hop(topo, hop, Rotation{m * q.node_shift, l}, &image)) continue;
+      const std::pair<EdgeId, bool> key{image.edge, image.forward};
+      if (std::find(images.begin(), images.end(), key) == images.end()) images.push_back(key);
+    }
+  return std::max<int>(1, static_cast<int>(images.size()));
+}
+
 Quotient identity_quotient(const Schedule& schedule) {
   Quotient q;
   const auto n = static_cast<std::uint32_t>(schedule.transfers.size());
@@ -342,10 +382,7 @@ Quotient identity_quotient(const Schedule& schedule) {
 }
 
 Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
-  // Schedules with switch endpoints (NVLS) are simulated whole: the rotations here act on GPU ranks
-  // only, and a switch's reduction link would be fixed by the rail rotation anyway.
-  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus() || !schedule.switches.empty())
-    return identity_quotient(schedule);
+  if (schedule.transfers.empty() || schedule.nranks != topo.num_gpus()) return identity_quotient(schedule);
   Context c(topo, schedule);
   // Records must be unique by key, or images cannot be told apart.
   if (!schedule.keys_unique && !c.build_index()) return identity_quotient(schedule);
@@ -363,13 +400,16 @@ Quotient find_quotient(const Topology& topo, const Schedule& schedule) {
   if (q.node_shift == 0 && !q.rail_rotation) return identity_quotient(schedule);
   q.order = (q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1) * (q.rail_rotation ? gpn : 1);
 
-  // Representative: the image whose source is in nodes [0, shift) with local index 0 (if rails
-  // rotate); every record must be reached exactly once.
+  // Representative: the image whose source (its destination when the source is a switch, which the
+  // rotations fix or move with its node) is in nodes [0, shift) with local index 0 (if rails rotate);
+  // every record must be reached exactly once.
   const auto count = static_cast<std::uint32_t>(schedule.transfers.size());
   std::vector<std::uint32_t> reps;
   for (std::uint32_t i = 0; i < count; ++i) {
-    const int src = schedule.transfers[i].src;
-    if ((q.node_shift == 0 || (src / gpn) < q.node_shift) && (!q.rail_rotation || src % gpn == 0)) reps.push_back(i);
+    const Transfer& t = schedule.transfers[i];
+    const int anchor = t.src < schedule.nranks ? t.src : t.dst;
+    if (anchor >= schedule.nranks) return identity_quotient(schedule);  // switch to switch: fixed by every rotation
+    if ((q.node_shift == 0 || (anchor / gpn) < q.node_shift) && (!q.rail_rotation || anchor % gpn == 0)) reps.push_back(i);
   }
   constexpr std::uint32_t kUnassigned = ~0u;
   q.rep_of.assign(count, kUnassigned);

@@ -9,8 +9,11 @@
 // image transfer, link for link with equal bandwidth and latency. Then all transfers of one orbit
 // start and end at the same instants under max-min sharing: the engine simulates one representative
 // per orbit, on links folded onto their orbit's representative, and reads every other transfer's
-// times off its representative. The group acts freely (no transfer or used link is fixed by a
-// non-trivial rotation), so a folded link carries exactly one representative per real flow.
+// times off its representative. No transfer is fixed by a non-trivial rotation. A used link may be
+// fixed only between an NVSwitch and its reduction units (NVLS schedules' switch endpoints, which the
+// rail rotation fixes): a folded link whose orbit has s of the group's `order` images carries the
+// representatives of order / s real flows per real flow it stands for, so the engine gives it s / order
+// of its capacity (and reports order / s times its folded bytes); s = order everywhere else.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -38,6 +41,9 @@ bool rotate_vertex(const Topology& topo, VertexId v, Rotation r, VertexId* out);
 
 // The orbit representative of a link traversal under the quotient's rotations.
 Hop canonical_hop(const Topology& topo, const Hop& hop, const Quotient& q);
+
+// Number of distinct images of a link traversal under the quotient's group (its orbit size).
+int link_orbit_size(const Topology& topo, const Hop& hop, const Quotient& q);
 
 // Builds the quotient; falls back to fewer rotations, down to the identity, when the schedule or
 // the routes are not invariant.

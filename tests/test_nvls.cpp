@@ -282,6 +282,34 @@ TEST(NvlsTree, NetworkBoundMatchesPipelineClosedForm) {
   }
 }
 
+TEST(NvlsTree, RailSymmetryWithTheFixedReducerLeavesResultsUnchanged) {
+  // Rotating GPUs, NICs and rails by one maps head h's families onto head h+1's; the NVSwitch and
+  // its reduction units stay where they are. The engine simulates 1/8 of the flows and gives the
+  // folded reduction link 1/8 of its capacity (it carries one family in eight). Proof: identical
+  // per-rank finish times and per-link bytes with and without the lever, with NCCL's channel cap.
+  const Topology dgx = preset("dgx-h100", 2);
+  NvlsOptions o;
+  o.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(summarize_for_nccl(dgx));
+  const Schedule s = nvls_tree_schedule(dgx, "all_reduce", 8 << 20, o);
+  EngineOptions with_lever, plain;
+  with_lever.pipeline_depth = plain.pipeline_depth = kNvlsPipelineDepth;
+  plain.exploit_symmetry = false;
+  const SimResult with = simulate_one(dgx, s, with_lever);
+  const SimResult without = simulate_one(dgx, s, plain);
+  EXPECT_EQ(with.symmetry_order, 8);
+  EXPECT_EQ(without.symmetry_order, 1);
+  EXPECT_EQ(with.flows_simulated * 8, without.flows_simulated);
+  EXPECT_NEAR(with.time_s, without.time_s, 1e-9 * without.time_s);
+  ASSERT_EQ(with.rank_finish_s.size(), without.rank_finish_s.size());
+  for (std::size_t i = 0; i < with.rank_finish_s.size(); ++i)
+    EXPECT_NEAR(with.rank_finish_s[i], without.rank_finish_s[i], 1e-9 * without.time_s) << i;
+  std::map<std::string, double> bytes_without;
+  for (const auto& l : without.links) bytes_without[l.from + ">" + l.to] = l.bytes;
+  ASSERT_EQ(with.links.size(), without.links.size());
+  for (const auto& l : with.links)
+    EXPECT_NEAR(l.bytes, bytes_without[l.from + ">" + l.to], 1e-9 * l.bytes) << l.from << " -> " << l.to;
+}
+
 TEST(NvlsTree, NcclChannelCeilingOnDgxH100) {
   // NCCL 2.30 caps NVLSTree at perChMaxNVLSTreeBws (Hopper: 57.7 GB/s per channel on 2 nodes, 45.5
   // beyond) x the NVLS graph's 8 channels of busBw: algBw 8 x 57.7 x 16/30 = 246.19 GB/s on 2 nodes,
