@@ -27,7 +27,7 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
 --algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
-  The engine replays the tuner's choice (Ring, Tree, NVLS, NVLSTree and CollNet up to 8 nodes, PAT);
+  The engine replays the tuner's choice (Ring, Tree, NVLS, NVLSTree up to 64 nodes, CollNet up to 8, PAT);
   where it cannot, the row is NCCL's cost model of the choice and the header says so. --model
   closed-form gives NCCL 2.30.7's cost model for every size. alltoall and sendrecv are NCCL's
   grouped send/recv (no tuner: LL or Simple per message, docs/collectives.md).
