@@ -26,7 +26,7 @@ int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOpt
   const double per_family = size_bytes / static_cast<double>(plan.families.size()) * options.wire_factor;
   const double per_channel = per_family / std::max(1, plan.families.front().channels);
   const double c = std::ceil(per_channel / options.chunk_wire_bytes);
-  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+  return clamp_chunks(c, options.max_chunks);
 }
 
 std::vector<int> chain_order(const RingPlan& plan, int family, const std::string& collective, int root) {

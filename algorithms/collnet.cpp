@@ -20,7 +20,7 @@ bool collnet_supported(const Topology& topo) {
 int collnet_chunks(const Topology& topo, double size_bytes, const CollNetOptions& options) {
   const double heads = std::max<std::size_t>(1, nvls_tree_heads(topo).size());
   const double c = std::ceil(size_bytes / heads / options.chunk_bytes);
-  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+  return clamp_chunks(c, options.max_chunks);
 }
 
 double collnet_chunk_cap_bytes(const Topology& topo, const CollNetOptions& options) {

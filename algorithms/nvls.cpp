@@ -132,7 +132,7 @@ int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions&
   const int per_family_channels = std::max(1, options.channels / families);
   const double per_channel = size_bytes / families / per_family_channels;
   const double c = std::ceil(per_channel / options.chunk_bytes);
-  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+  return clamp_chunks(c, options.max_chunks);
 }
 
 Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto) {

@@ -3,6 +3,7 @@
 // the engine. Ranks are global GPU ranks (node * gpus_per_node + local index); endpoints from nranks
 // on are switches (Schedule::switches), for algorithms whose switches reduce or replicate data (NVLS).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ inline bool pack_transfer_key(int src, int dst, int rail, int family, int step, 
          (static_cast<std::uint64_t>(rail + 1) << 22) | (static_cast<std::uint64_t>(family) << 15) |
          static_cast<std::uint64_t>(step);
   return true;
+}
+
+// A builder's chunk count: `chunks` (already rounded up) capped at max(1, max_chunks), and at least 1.
+inline int clamp_chunks(double chunks, int max_chunks) {
+  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, max_chunks), chunks)));
 }
 
 struct Schedule {

@@ -194,7 +194,7 @@ int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, c
                            : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
   const double per_channel = size_bytes / channels;
   const double c = std::ceil(per_channel / chunk);
-  return static_cast<int>(std::max(1.0, std::min<double>(std::max(1, options.max_chunks), c)));
+  return clamp_chunks(c, options.max_chunks);
 }
 
 double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "common/error.h"
+#include "common/units.h"
 
 namespace ccsim {
 
@@ -98,6 +99,11 @@ double parse_double_arg(const ParsedArgs& args, const std::string& name, double 
   if (text.empty() || *end != '\0' || errno != 0)
     throw InputError(args.spelled(name), "expected a number, got '" + text + "'");
   return v;
+}
+
+std::uint64_t parse_size_arg(const ParsedArgs& args, const std::string& name, std::uint64_t fallback) {
+  if (!args.has(name)) return fallback;
+  return parse_size_bytes(args.get(name), args.spelled(name));
 }
 
 }  // namespace ccsim

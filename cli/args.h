@@ -1,6 +1,7 @@
 // A small getopt_long-like reader for ccsim's command line: "-b 8", "-b8", "--minbytes 8",
 // "--minbytes=8". Options are declared up front so that an unknown flag is an error, not a guess.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,5 +44,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
 
 int parse_int_arg(const ParsedArgs& args, const std::string& name, int fallback, int min_value);
 double parse_double_arg(const ParsedArgs& args, const std::string& name, double fallback);
+// A size option as nccl-tests writes it ("64K", "1G": parse_size_bytes), `fallback` when absent.
+std::uint64_t parse_size_arg(const ParsedArgs& args, const std::string& name, std::uint64_t fallback);
 
 }  // namespace ccsim

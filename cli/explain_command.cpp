@@ -34,8 +34,8 @@ int run_explain(const std::vector<std::string>& argv) {
   const Topology topo = topology_from_args(args, "dgx-h100");
   const Func func = func_from_collective(args.get("collective", "all_reduce"));
   SizeSweep sweep;
-  sweep.min_bytes = parse_size_bytes(args.get("minbytes", "32M"), args.spelled("minbytes"));
-  sweep.max_bytes = args.has("maxbytes") ? parse_size_bytes(args.get("maxbytes"), args.spelled("maxbytes")) : sweep.min_bytes;
+  sweep.min_bytes = parse_size_arg(args, "minbytes", 32ull << 20);  // -b 32M
+  sweep.max_bytes = parse_size_arg(args, "maxbytes", sweep.min_bytes);
   sweep.step_factor = parse_double_arg(args, "stepfactor", 2);
   if (!(sweep.step_factor > 1)) throw InputError(args.spelled("stepfactor"), "step factor must be > 1");
   const AlgoProtoFilter filter = algo_filter_from_args(args);

@@ -78,9 +78,9 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   req.collective = args.get("collective", collective_from_alias.empty() ? "all_reduce" : collective_from_alias);
   if (!collective_from_alias.empty() && args.has("collective") && args.get("collective") != collective_from_alias)
     throw InputError("--collective", "conflicts with the command name (" + collective_from_alias + "_perf)");
-  if (args.has("minbytes")) req.sweep.min_bytes = parse_size_bytes(args.get("minbytes"), args.spelled("minbytes"));
-  if (args.has("maxbytes")) req.sweep.max_bytes = parse_size_bytes(args.get("maxbytes"), args.spelled("maxbytes"));
-  if (args.has("stepbytes")) req.sweep.step_bytes = parse_size_bytes(args.get("stepbytes"), args.spelled("stepbytes"));
+  req.sweep.min_bytes = parse_size_arg(args, "minbytes", req.sweep.min_bytes);
+  req.sweep.max_bytes = parse_size_arg(args, "maxbytes", req.sweep.max_bytes);
+  req.sweep.step_bytes = parse_size_arg(args, "stepbytes", req.sweep.step_bytes);
   if (args.has("stepfactor")) {
     req.sweep.step_factor = parse_double_arg(args, "stepfactor", 1);
     if (!(req.sweep.step_factor >= 1))

@@ -32,7 +32,7 @@ int run_schedule(const std::vector<std::string>& argv) {
   }
   const Topology topo = topology_from_args(args, "dgx-h100");
   const std::string collective = args.get("collective", "all_reduce");
-  const double size = static_cast<double>(parse_size_bytes(args.get("size", "32M"), args.spelled("size")));
+  const double size = static_cast<double>(parse_size_arg(args, "size", 32ull << 20));  // --size 32M
   const std::string algo = lower(args.get("algo", "ring"));
   if (algo != "ring") {
     // Any other algorithm the engine replays: the schedule predict would simulate (scenarios/replay.h).

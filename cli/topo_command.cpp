@@ -26,8 +26,7 @@ int run_import(const ParsedArgs& args) {
     source = args.get("from-nccl-xml");
     spec = node_spec_from_nccl_xml(parse_nccl_topo_xml_file(source), source);
   }
-  if (args.has("nodes")) set_node_count(spec, parse_int_arg(args, "nodes", 1, 1));
-  for (const auto& assignment : args.all("set")) apply_override(spec, assignment, "--set " + assignment);
+  apply_topology_args(args, spec);
   build_topology(spec, source);  // the imported spec must build: fail here, not in a later predict
   const std::string text = spec.dump(2) + "\n";
   if (args.has("output"))
@@ -53,15 +52,14 @@ int run_topo(const std::vector<std::string>& argv) {
   if (args.has("from-nvidia-smi") && args.has("from-nccl-xml"))
     throw InputError("command line", "give one of --from-nvidia-smi and --from-nccl-xml");
   if (args.has("from-nvidia-smi") || args.has("from-nccl-xml")) return run_import(args);
-  std::string source = args.get("topology", "dgx-h100");
+  std::string default_topology = "dgx-h100";
   if (!args.positional().empty()) {
     if (args.positional().size() > 1 || args.has("topology"))
       throw InputError("command line", "give the topology once: ccsim topo PRESET|FILE");
-    source = args.positional().front();
+    default_topology = args.positional().front();  // --topology is absent here
   }
-  nlohmann::json spec = load_topology_spec(source);
-  if (args.has("nodes")) set_node_count(spec, parse_int_arg(args, "nodes", 1, 1));
-  for (const auto& assignment : args.all("set")) apply_override(spec, assignment, "--set " + assignment);
+  std::string source;
+  const nlohmann::json spec = topology_spec_from_args(args, default_topology, &source);
   std::cout << format_topology_report(build_topology(spec, source)) << std::flush;
   return 0;
 }
