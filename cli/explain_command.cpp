@@ -9,7 +9,6 @@
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
-#include "common/units.h"
 #include "scenarios/predict.h"
 
 namespace ccsim {

@@ -7,7 +7,6 @@
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
-#include "common/units.h"
 #include "common/text.h"
 #include "scenarios/collective_schedule.h"
 #include "scenarios/replay.h"
