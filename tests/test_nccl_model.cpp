@@ -180,6 +180,31 @@ TEST(NcclModel, PatOnlyOneGpuPerNode) {
   EXPECT_FALSE(row(t8, Algo::PAT, Proto::Simple).applicable);
 }
 
+TEST(NcclModel, BusBandwidthCeilingsByHand) {
+  // NCCL 2.30 tables, Hopper, Intel host (llMaxBws' multi-node row 0): graph channels x per-channel cap.
+  const NcclTopoSummary two = h100(2), many = h100(32), one = h100(1);
+  ASSERT_EQ(two.tree.nChannels, 8);
+  ASSERT_EQ(many.tree.nChannels, 8);
+  // Tree: perChMaxTreeBws H {38.7, 41.4, 36}; LL: min with llMaxBws row 0 {39, 39, 20.4};
+  // LL128: min with perChMaxTreeLL128Bws H {36.7, 36.7, 29.0}.
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Tree, Proto::Simple), 8 * 41.4);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Tree, Proto::LL), 39.0);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Tree, Proto::LL128), 8 * 36.7);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(many, Func::AllReduce, Algo::Tree, Proto::Simple), 8 * 36.0);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(many, Func::AllReduce, Algo::Tree, Proto::LL), 20.4);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(many, Func::AllReduce, Algo::Tree, Proto::LL128), 8 * 29.0);
+  // NVLSTree: perChMaxNVLSTreeBws H {0, 57.7, 45.5} x the NVLS graph's channels; none on one node.
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 57.7);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(many, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 45.5);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(one, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 0.0);
+  // Ring: llMaxBws for LL (one node: the arch row, Hopper 141), perChMaxRingLL128Bws for LL128;
+  // no ceiling for Simple, nor for Tree outside all_reduce.
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(one, Func::AllGather, Algo::Ring, Proto::LL), 141.0);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Ring, Proto::LL128), two.ring.nChannels * 36.7);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Ring, Proto::Simple), 0.0);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::Broadcast, Algo::Tree, Proto::Simple), 0.0);
+}
+
 TEST(NcclModel, FuncNames) {
   EXPECT_EQ(func_from_collective("all_reduce"), Func::AllReduce);
   EXPECT_EQ(func_from_collective("AllGather"), Func::AllGather);
