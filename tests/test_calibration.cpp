@@ -2,6 +2,8 @@
 // log), the calibration file, its effect on a topology, and broken inputs.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -109,7 +111,9 @@ INSTANTIATE_TEST_SUITE_P(
     Logs, RealLog,
     ::testing::Values(Case{"a100x8-1node-allreduce.txt", {}, "nvlink", 8, 1},
                       Case{"h100x16-2node-ndr-allreduce.txt", with(16, 2), "net", 16, 2},
-                      Case{"rtx2080ti-x2-pcie-noP2P-allreduce.txt", {}, "pcie", 2, 1}));
+                      Case{"rtx2080ti-x2-pcie-noP2P-allreduce.txt", {}, "pcie", 2, 1}),
+    // Named by the link class, not by gtest's byte dump of the parameter.
+    [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.cls); });
 
 TEST(Calibration, EffectMapsFitsOntoTopologyKeysAndStepTiming) {
   // A hand-made calibration: nvlink beta 180 GB/s, alpha 2 us; net beta 400 GB/s on 16 ranks / 2 nodes
