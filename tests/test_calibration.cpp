@@ -2,14 +2,13 @@
 // log), the calibration file, its effect on a topology, and broken inputs.
 #include <gtest/gtest.h>
 
-#include <string>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <string>
 
 #include "calibrate/calibration.h"
 #include "cli/calibrate_command.h"
