@@ -18,13 +18,6 @@ int pow2_up(int x) {
 
 bool has_nvlink(const Topology& topo) { return topo.has_nvswitch || topo.nvlinks_per_gpu > 0; }
 
-// The local GPU whose NIC is `rail` (the PXN relay); -1 if none.
-int gpu_on_rail(const Topology& topo, int rail) {
-  for (int g = 0; g < topo.gpus_per_node(); ++g)
-    if (nic_for_gpu(topo, g) == rail) return g;
-  return -1;
-}
-
 }  // namespace
 
 P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_overhead_us) {
@@ -137,7 +130,7 @@ Schedule p2p_schedule(const Topology& topo, const P2pConfig& cfg, const std::str
       const int dst_rail = nic_for_gpu(topo, m.dst % gpn);
       if (cfg.pxn && dst_rail >= 0) {
         p.rail = dst_rail;
-        const int relay = gpu_on_rail(topo, dst_rail);
+        const int relay = first_gpu_on_rail(topo, dst_rail);  // the PXN relay
         p.proxy = (m.src / gpn) * gpn + (relay >= 0 ? relay : m.src % gpn);
       } else {
         p.rail = nic_for_gpu(topo, m.src % gpn);

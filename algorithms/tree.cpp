@@ -78,9 +78,7 @@ TreePlan plan_trees(const Topology& topo, int channels) {
   const int rails = std::max(1, nics);
   const int per_family = std::max(1, channels / (2 * rails));
   for (int rail = 0; rail < rails; ++rail) {
-    int head = -1;
-    for (int g = 0; g < gpus && head < 0 && nics > 0; ++g)
-      if (nic_for_gpu(topo, g) == rail) head = g;
+    int head = nics > 0 ? first_gpu_on_rail(topo, rail) : -1;
     if (head < 0) head = rail % gpus;
     std::vector<int> chain;
     for (int k = 0; k < gpus; ++k) chain.push_back((head + k) % gpus);

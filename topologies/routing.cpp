@@ -282,6 +282,12 @@ int nic_for_gpu(const Topology& topo, int local_gpu) {
   return compute_nic_affinity(topo)[local_gpu];
 }
 
+int first_gpu_on_rail(const Topology& topo, int rail) {
+  for (int g = 0; g < topo.gpus_per_node(); ++g)
+    if (nic_for_gpu(topo, g) == rail) return g;
+  return -1;
+}
+
 PathClass path_class(const Topology& topo, VertexId a, VertexId b) {
   if (a == b) return PathClass::Loc;
   const Vertex& va = topo.vertex(a);

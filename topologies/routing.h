@@ -30,6 +30,8 @@ Route route_between(const Topology& topo, VertexId a, VertexId b);
 // then highest route bandwidth, then the NIC least used by lower-numbered GPUs, then lowest index.
 // Returns -1 when the node has no NIC.
 int nic_for_gpu(const Topology& topo, int local_gpu);
+// The first local GPU whose NIC is `rail` (nic_for_gpu(topo, g) == rail); -1 if none.
+int first_gpu_on_rail(const Topology& topo, int rail);
 // Computes the affinity of every local GPU (what build_topology stores in Topology::nic_affinity).
 std::vector<int> compute_nic_affinity(const Topology& topo);
 
