@@ -355,4 +355,36 @@ std::string format_route(const Topology& topo, const Route& route) {
   return s;
 }
 
+LinkDirectionKey link_direction_key(const Topology& topo, const Hop& h) {
+  const bool shared = topo.link(h.edge).shared_duplex;
+  return LinkDirectionKey{h.edge.get_property(), shared ? 2 : (h.forward ? 1 : 0)};
+}
+
+std::string describe_link_direction(const Topology& topo, EdgeId e, int dir) {
+  const auto& a = topo.vertex(boost::source(e, topo.graph()));
+  const auto& b = topo.vertex(boost::target(e, topo.graph()));
+  const bool fwd = dir != 0;
+  return (fwd ? a.name : b.name) + (dir == 2 ? " <-> " : " -> ") + (fwd ? b.name : a.name) + " (" +
+         topo.link(e).label + ")";
+}
+
+void LinkLoad::add(const Hop& h, double bytes) {
+  const auto it =
+      entries_.try_emplace(link_direction_key(*topo_, h), Entry{0.0, topo_->link(h.edge).bandwidth_Bps, h.edge}).first;
+  it->second.bytes += bytes;
+}
+
+LinkLoad::Busiest LinkLoad::busiest() const {
+  Busiest b;
+  for (const auto& [key, e] : entries_) {
+    const double t = e.bytes / e.bandwidth_Bps;
+    if (t > b.time_s) {
+      b.key = &key;
+      b.entry = &e;
+      b.time_s = t;
+    }
+  }
+  return b;
+}
+
 }  // namespace ccsim
