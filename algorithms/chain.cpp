@@ -10,15 +10,8 @@
 namespace ccsim {
 
 double chain_chunk_wire_bytes(Proto p) {
-  switch (p) {
-    case Proto::LL:
-      return 524288.0 / 8;  // NCCL_LL buffer: 8 lines/thread x 512 threads x 8 steps x 16 B
-    case Proto::LL128:
-      return 4915200.0 / 8;  // NCCL_LL128 buffer: 120 elems x 640 threads x 8 steps x 8 B
-    case Proto::Simple:
-      break;
-  }
-  return 4194304.0 / 8;  // NCCL_BUFFSIZE 4 MiB / NCCL_STEPS
+  // One slot of the protocol's buffer (nccl_model.h): the buffer / NCCL_STEPS.
+  return static_cast<double>(nccl230::buff_bytes(p)) / nccl230::kSteps;
 }
 
 int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOptions& options) {

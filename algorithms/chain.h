@@ -21,12 +21,12 @@ double chain_chunk_wire_bytes(Proto p);
 
 // NCCL_STEPS / BROADCAST_SLICESTEPS (1): slots per connection for Broadcast/Reduce. The chain's
 // records of one connection are ordered by dependencies, so the engine's depth does not matter.
-constexpr int kChainPipelineDepth = 8;
+constexpr int kChainPipelineDepth = nccl230::kSteps;
 
 struct ChainScheduleOptions {
   StepTiming timing;             // per-hop latency classes and launch (ring_protocol(p).timing)
   double wire_factor = 1.0;      // bytes on the wire per data byte (LL 2, LL128 128/120)
-  double chunk_wire_bytes = 512.0 * 1024;  // per channel (chain_chunk_wire_bytes)
+  double chunk_wire_bytes = nccl230::kSimpleBuffBytes / nccl230::kSteps;  // per channel (chain_chunk_wire_bytes)
   int max_chunks = 1 << 20;      // cap on chunks per family (only the head and tail size depend on it)
 };
 

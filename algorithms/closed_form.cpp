@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 
 #include "topologies/routing.h"
 
@@ -19,10 +18,9 @@ AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const Step
   ab.launch_s = timing.launch_s;
   const int gpn = topo.gpus_per_node();
   const int families = static_cast<int>(plan.families.size());
-  // (edge, direction) -> number of family hops crossing it per step. A shared-duplex link counts
-  // both directions together.
-  std::map<std::pair<std::size_t, int>, int> load;
-  std::map<std::pair<std::size_t, int>, EdgeId> edge_of;
+  // Link direction -> number of family hops crossing it per step (each hop adds 1). A shared-duplex
+  // link counts both directions together.
+  LinkLoad load(topo);
   double latency_sum = 0;
   std::size_t hop_count = 0;
   for (const auto& fam : plan.families) {
@@ -34,27 +32,16 @@ AlphaBeta ring_alpha_beta(const Topology& topo, const RingPlan& plan, const Step
       const Route route = route_between_gpus(topo, src, dst, rail);
       latency_sum += std::max(step_latency_s(topo, timing, src, dst, rail), route_latency_s(topo, route));
       ++hop_count;
-      for (const Hop& h : route) {
-        const Link& l = topo.link(h.edge);
-        const std::size_t id = reinterpret_cast<std::size_t>(h.edge.get_property());
-        const auto key = std::make_pair(id, l.shared_duplex ? 2 : (h.forward ? 1 : 0));
-        ++load[key];
-        edge_of.emplace(key, h.edge);
-      }
+      for (const Hop& h : route) load.add(h, 1.0);
     }
   }
   ab.alpha_s = hop_count ? latency_sum / hop_count : 0.0;
   ab.beta_Bps = std::numeric_limits<double>::infinity();
-  for (const auto& [key, count] : load) {
-    const EdgeId e = edge_of.at(key);
-    const double beta = topo.link(e).bandwidth_Bps * families / count / wire_factor;
+  for (const auto& [key, e] : load.entries()) {
+    const double beta = e.bandwidth_Bps * families / e.bytes / wire_factor;  // e.bytes: the hop count
     if (beta < ab.beta_Bps) {
       ab.beta_Bps = beta;
-      const auto& a = topo.vertex(boost::source(e, topo.graph()));
-      const auto& b = topo.vertex(boost::target(e, topo.graph()));
-      const bool fwd = key.second != 0;
-      ab.bottleneck = (fwd ? a.name : b.name) + (key.second == 2 ? " <-> " : " -> ") + (fwd ? b.name : a.name) + " (" +
-                      topo.link(e).label + ")";
+      ab.bottleneck = describe_link_direction(topo, e.edge, key.dir);
     }
   }
   return ab;

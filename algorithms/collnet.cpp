@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 #include "algorithms/endpoint_route.h"
 #include "algorithms/nvls.h"
@@ -63,10 +61,7 @@ class CollNetBuilder {
   }
 
   double latency(int src, int dst, int rail) {
-    const auto key = std::make_tuple(src, dst, rail);
-    auto it = memo_.find(key);
-    if (it == memo_.end()) it = memo_.emplace(key, route_latency_s(topo_, transfer_route(topo_, s, src, dst, rail))).first;
-    return it->second;
+    return latency_.latency_s(topo_, s, src, dst, rail);
   }
 
   // One chunk from src to dst; `fixed_s` is NCCL's latency of the hop, of which the route's physical
@@ -90,7 +85,7 @@ class CollNetBuilder {
 
  private:
   const Topology& topo_;
-  std::map<std::tuple<int, int, int>, double> memo_;
+  RouteLatencyCache latency_;
 };
 
 }  // namespace

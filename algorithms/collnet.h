@@ -11,8 +11,9 @@
 
 namespace ccsim {
 
-constexpr double kCollNetChunkBytes = 512.0 * 1024;  // per head: the Simple step of a 4 MiB buffer
-constexpr int kCollNetPipelineDepth = 8;               // NCCL_STEPS, sliceSteps 1
+// Per head: the Simple step of a 4 MiB buffer.
+constexpr double kCollNetChunkBytes = nccl230::kSimpleBuffBytes / nccl230::kSteps;
+constexpr int kCollNetPipelineDepth = nccl230::kSteps;  // NCCL_STEPS, sliceSteps 1
 
 struct CollNetOptions {
   double chunk_bytes = kCollNetChunkBytes;

@@ -1,7 +1,6 @@
 #include "algorithms/custom_allreduce.h"
 
 #include <algorithm>
-#include <map>
 
 #include "common/error.h"
 #include "common/units.h"
@@ -97,22 +96,17 @@ double custom_allreduce_time_s(const Topology& topo, double size_bytes, const Cu
   const CustomArVariant v = vllm_custom_ar_variant(n, size_bytes);
   const double per_peer = v == CustomArVariant::OneShot ? size_bytes : size_bytes / n;
   // Busiest link direction of one step: every GPU reads per_peer from every peer.
-  std::map<std::pair<const void*, int>, std::pair<double, double>> load;  // -> (bytes, bandwidth)
+  LinkLoad load(topo);
   double latency = 0;
   for (int reader = 0; reader < n; ++reader)
     for (int peer = 0; peer < n; ++peer) {
       if (peer == reader) continue;
       const Route r = route_between_gpus(topo, peer, reader);
       latency = std::max(latency, route_latency_s(topo, r));
-      for (const Hop& h : r) {
-        const Link& l = topo.link(h.edge);
-        auto& e = load[{h.edge.get_property(), l.shared_duplex ? 2 : (h.forward ? 1 : 0)}];
-        e.first += per_peer;
-        e.second = l.bandwidth_Bps;
-      }
+      for (const Hop& h : r) load.add(h, per_peer);
     }
-  double step_s = options.timing.read_Bps > 0 ? (n - 1) * per_peer / options.timing.read_Bps : 0.0;
-  for (const auto& [k, e] : load) step_s = std::max(step_s, e.first / e.second);
+  const double read_s = options.timing.read_Bps > 0 ? (n - 1) * per_peer / options.timing.read_Bps : 0.0;
+  const double step_s = std::max(read_s, load.busiest().time_s);
   const int steps = v == CustomArVariant::OneShot ? 1 : 2;
   return options.timing.launch_s + (steps == 2 ? options.timing.stage_barrier_s : 0.0) + steps * (latency + step_s);
 }

@@ -22,4 +22,11 @@ Route transfer_route(const Topology& topo, const Schedule& s, int src, int dst, 
   return route_between(topo, endpoint_vertex(topo, s, src), endpoint_vertex(topo, s, dst));
 }
 
+double RouteLatencyCache::latency_s(const Topology& topo, const Schedule& s, int src, int dst, int rail) {
+  const auto key = std::make_tuple(src, dst, rail);
+  auto it = memo_.find(key);
+  if (it == memo_.end()) it = memo_.emplace(key, route_latency_s(topo, transfer_route(topo, s, src, dst, rail))).first;
+  return it->second;
+}
+
 }  // namespace ccsim

@@ -142,6 +142,23 @@ constexpr int kSimpleThreadThreshold = 64;      // NCCL_SIMPLE_THREAD_THRESHOLD
 constexpr double kPciBw = 12.0;                 // PCI_BW (GB/s), Ring Simple 256-thread rule
 constexpr int kMaxNvlsArity = 32;               // NCCL_MAX_NVLS_ARITY
 constexpr int kMaxDirectArity = 7;              // NCCL_MAX_DIRECT_ARITY
+
+// A connection's buffer per protocol (src/include/device.h, src/init.cc), cut into NCCL_STEPS slots:
+//   LL:     NCCL_LL_LINES_PER_THREAD 8 lines/thread x NCCL_LL_MAX_NTHREADS 512 threads x 8 steps x
+//           16 B line (ncclLLFifoLine: half data, half flags) = 524288 B;
+//   LL128:  NCCL_LL128_ELEMS_PER_THREAD 120 elems/thread x NCCL_LL128_MAX_NTHREADS 640 threads x
+//           8 steps x 8 B = 4915200 B (120 of every 128 B are data);
+//   Simple: DEFAULT_BUFFSIZE (NCCL_BUFFSIZE) 4 MiB.
+constexpr int kSteps = 8;                        // NCCL_STEPS
+constexpr std::int64_t kLLBuffBytes = 8LL * kLLMaxNthreads * kSteps * 16;
+constexpr std::int64_t kLL128BuffBytes = 120LL * kLL128MaxNthreads * kSteps * 8;
+constexpr std::int64_t kSimpleBuffBytes = std::int64_t{1} << 22;
+static_assert(kLLBuffBytes == 524288 && kLL128BuffBytes == 4915200 && kSimpleBuffBytes == 4194304,
+              "NCCL 2.30 protocol buffer sizes");
+// The buffer of protocol p (bytes on the wire, flags included).
+constexpr std::int64_t buff_bytes(Proto p) {
+  return p == Proto::LL ? kLLBuffBytes : p == Proto::LL128 ? kLL128BuffBytes : kSimpleBuffBytes;
+}
 }  // namespace nccl230
 
 }  // namespace ccsim

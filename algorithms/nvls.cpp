@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 #include "algorithms/endpoint_route.h"
 #include "algorithms/tree.h"
@@ -39,16 +37,8 @@ struct Builder {
   Schedule& s;
   int channels;
 
-  std::map<std::tuple<int, int, int>, double> latency_memo;  // switch routes are not memoized by routing.cpp
+  RouteLatencyCache latency;  // switch routes are not memoized by routing.cpp
 
-  double route_latency(int src, int dst, int rail) {
-    const auto key = std::make_tuple(src, dst, rail);
-    const auto it = latency_memo.find(key);
-    if (it != latency_memo.end()) return it->second;
-    const double l = route_latency_s(topo, transfer_route(topo, s, src, dst, rail));
-    latency_memo.emplace(key, l);
-    return l;
-  }
   // `fixed_s`: the latency an idle transfer should show; the route's physical part is subtracted.
   std::uint32_t add(int src, int dst, int rail, double bytes, double fixed_s, int step, int family, int chunks,
                     const std::vector<std::uint32_t>& deps) {
@@ -60,7 +50,7 @@ struct Builder {
     // on the wire it weighs bytes / efficiency (as LL's flags double a ring's bytes).
     const bool multimem = src >= s.nranks || dst >= s.nranks;
     t.bytes = multimem ? bytes / topo.nvls_efficiency : bytes;
-    t.delay_s = std::max(0.0, fixed_s - route_latency(src, dst, rail));
+    t.delay_s = std::max(0.0, fixed_s - latency.latency_s(topo, s, src, dst, rail));
     t.step = step;
     t.family = family;
     t.channels = channels;

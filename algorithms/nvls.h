@@ -30,7 +30,7 @@ namespace ccsim {
 constexpr int kNvlsChannelsSm90 = 16;              // NCCL_NVLS_NCHANNELS default on sm90
 constexpr double kNvlsChunkBytes = 128.0 * 1024;   // NCCL_NVLS_CHUNKSIZE: per head and channel
 // NVLS kernels run chunkSteps = sliceSteps = 1: NCCL_STEPS = 8 chunks in flight per connection.
-constexpr int kNvlsPipelineDepth = 8;
+constexpr int kNvlsPipelineDepth = nccl230::kSteps;
 
 struct NvlsOptions {
   int channels = kNvlsChannelsSm90;   // recorded in Transfer::channels (channels share path and timing)

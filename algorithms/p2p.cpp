@@ -18,13 +18,6 @@ int pow2_up(int x) {
 
 bool has_nvlink(const Topology& topo) { return topo.has_nvswitch || topo.nvlinks_per_gpu > 0; }
 
-// The local GPU whose NIC is `rail` (the PXN relay); -1 if none.
-int gpu_on_rail(const Topology& topo, int rail) {
-  for (int g = 0; g < topo.gpus_per_node(); ++g)
-    if (nic_for_gpu(topo, g) == rail) return g;
-  return -1;
-}
-
 }  // namespace
 
 P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_overhead_us) {
@@ -137,7 +130,7 @@ Schedule p2p_schedule(const Topology& topo, const P2pConfig& cfg, const std::str
       const int dst_rail = nic_for_gpu(topo, m.dst % gpn);
       if (cfg.pxn && dst_rail >= 0) {
         p.rail = dst_rail;
-        const int relay = gpu_on_rail(topo, dst_rail);
+        const int relay = first_gpu_on_rail(topo, dst_rail);  // the PXN relay
         p.proxy = (m.src / gpn) * gpn + (relay >= 0 ? relay : m.src % gpn);
       } else {
         p.rail = nic_for_gpu(topo, m.src % gpn);
@@ -214,24 +207,14 @@ Schedule alltoall_schedule(const Topology& topo, const P2pConfig& cfg, double si
 double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   // Per wave: largest delay, and bytes per link direction (a shared-duplex link counts both ways).
   std::map<int, double> wave_delay;
-  std::map<int, std::map<std::pair<std::size_t, int>, double>> wave_load;
-  std::map<std::pair<std::size_t, int>, double> bandwidth;
+  std::map<int, LinkLoad> wave_load;
   for (const Transfer& t : s.transfers) {
     wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail)));
-    for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) {
-      const Link& l = topo.link(h.edge);
-      const std::size_t id = reinterpret_cast<std::size_t>(h.edge.get_property());
-      const auto key = std::make_pair(id, l.shared_duplex ? 2 : (h.forward ? 1 : 0));
-      wave_load[t.step][key] += t.bytes;
-      bandwidth[key] = l.bandwidth_Bps;
-    }
+    LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
+    for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) load.add(h, t.bytes);
   }
   double total = 0;
-  for (const auto& [wave, delay] : wave_delay) {
-    double busiest = 0;
-    for (const auto& [key, bytes] : wave_load[wave]) busiest = std::max(busiest, bytes / bandwidth.at(key));
-    total += delay + busiest;
-  }
+  for (const auto& [wave, delay] : wave_delay) total += delay + wave_load.at(wave).busiest().time_s;
   return total;
 }
 

@@ -36,7 +36,7 @@ constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BAT
 constexpr double kP2pNetChunkBytes = 128.0 * 1024;  // NCCL_P2P_NET_CHUNKSIZE
 constexpr double kP2pNvlChunkBytes = 512.0 * 1024;  // NCCL_P2P_NVL_CHUNKSIZE
 constexpr double kP2pPciChunkBytes = 128.0 * 1024;  // NCCL_P2P_PCI_CHUNKSIZE
-constexpr double kP2pLLStepWireBytes = 65536;       // NCCL LL buffer 524288 B / NCCL_STEPS
+constexpr double kP2pLLStepWireBytes = nccl230::kLLBuffBytes / nccl230::kSteps;  // NCCL LL buffer 524288 B / NCCL_STEPS
 
 // NCCL's P2P parameters of a communicator on a topology.
 struct P2pConfig {

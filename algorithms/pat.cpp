@@ -1,7 +1,6 @@
 #include "algorithms/pat.h"
 
 #include <algorithm>
-#include <map>
 
 #include "common/error.h"
 #include "topologies/routing.h"
@@ -86,21 +85,14 @@ double pat_time_s(const Topology& topo, const std::string& collective, double si
   for (int step = 0; step < steps; ++step) {
     const int dim = dimension_of(collective, steps, step);
     const double bytes = pat_blocks(n, dim) * size_bytes / n;
-    std::map<std::pair<const void*, int>, std::pair<double, double>> load;  // link direction -> (bytes, bandwidth)
+    LinkLoad load(topo);
     double latency = 0;
     for (int r = 0; r < n; ++r) {
       const Route route = route_between_gpus(topo, r, peer_of(collective, n, r, dim));
       latency = std::max(latency, route_latency_s(topo, route));
-      for (const Hop& h : route) {
-        const Link& l = topo.link(h.edge);
-        auto& e = load[{h.edge.get_property(), l.shared_duplex ? 2 : (h.forward ? 1 : 0)}];
-        e.first += bytes;
-        e.second = l.bandwidth_Bps;
-      }
+      for (const Hop& h : route) load.add(h, bytes);
     }
-    double busiest = 0;
-    for (const auto& [k, e] : load) busiest = std::max(busiest, e.first / e.second);
-    total += std::max(fixed_cost_s(timing, pat_blocks(n, dim)), latency) + busiest;
+    total += std::max(fixed_cost_s(timing, pat_blocks(n, dim)), latency) + load.busiest().time_s;
   }
   return total;
 }

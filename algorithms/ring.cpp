@@ -69,9 +69,7 @@ RingPlan plan_rings(const Topology& topo, int channels) {
   if (rails <= 0) throw std::invalid_argument("multi-node ring needs at least one NIC per node");
   const int per_family = std::max(1, channels / rails);
   for (int rail = 0; rail < rails; ++rail) {
-    int entry = -1;
-    for (int g = 0; g < gpus && entry < 0; ++g)
-      if (nic_for_gpu(topo, g) == rail) entry = g;
+    int entry = first_gpu_on_rail(topo, rail);
     if (entry < 0) entry = rail % gpus;
     // With NVLink the exit GPU reaches the rail's NIC through PXN (NVLink to the NIC's own GPU), so
     // any exit works: take the GPU before the entry, which keeps the families rotations of each

@@ -27,7 +27,7 @@ struct RingPlan {
 RingPlan plan_rings(const Topology& topo, int channels);
 
 // NCCL's Simple chunk: 4 steps of a 4 MiB buffer split in 8 slots = 2 MiB per channel and step.
-constexpr double kSimpleChunkBytes = 2.0 * 1024 * 1024;
+constexpr double kSimpleChunkBytes = nccl230::kSimpleBuffBytes / nccl230::kSteps * 4;
 
 struct RingScheduleOptions {
   StepTiming timing;

@@ -23,15 +23,15 @@ RingProtocol ring_protocol(Proto p) {
   switch (p) {
     case Proto::LL:
       r.wire_factor = 2.0;  // ncclLLFifoLine: 8 B data + 8 B flags per 16 B line
-      r.pipeline_depth = 8;
+      r.pipeline_depth = nccl230::kSteps;
       break;
     case Proto::LL128:
       r.wire_factor = 128.0 / 120.0;  // 120 data bytes per 128 B line
-      r.pipeline_depth = 8;
+      r.pipeline_depth = nccl230::kSteps;
       break;
     case Proto::Simple:
       r.wire_factor = 1.0;
-      r.pipeline_depth = 4;
+      r.pipeline_depth = nccl230::kSteps / 2;
       break;
   }
   return r;

@@ -26,7 +26,8 @@ struct RingProtocol {
   Proto proto = Proto::Simple;
   StepTiming timing;
   double wire_factor = 1.0;  // bytes on the wire per byte of data: LL 2 (4 B flag per 4 B data), LL128 128/120
-  int pipeline_depth = 4;    // steps in flight per connection: NCCL_STEPS (8) / slice steps (Simple 2, LL/LL128 1)
+  // Steps in flight per connection: NCCL_STEPS (8) / slice steps (Simple 2, LL/LL128 1).
+  int pipeline_depth = nccl230::kSteps / 2;
 };
 
 RingProtocol ring_protocol(Proto p);

@@ -78,9 +78,7 @@ TreePlan plan_trees(const Topology& topo, int channels) {
   const int rails = std::max(1, nics);
   const int per_family = std::max(1, channels / (2 * rails));
   for (int rail = 0; rail < rails; ++rail) {
-    int head = -1;
-    for (int g = 0; g < gpus && head < 0 && nics > 0; ++g)
-      if (nic_for_gpu(topo, g) == rail) head = g;
+    int head = nics > 0 ? first_gpu_on_rail(topo, rail) : -1;
     if (head < 0) head = rail % gpus;
     std::vector<int> chain;
     for (int k = 0; k < gpus; ++k) chain.push_back((head + k) % gpus);
@@ -152,15 +150,12 @@ RankTree rank_tree(const Topology& topo, const TreeFamily& f) {
 }  // namespace
 
 double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks) {
-  constexpr std::int64_t kSteps = 8;                                 // NCCL_STEPS
-  const std::int64_t simple_buff = 1 << 22;                          // DEFAULT_BUFFSIZE
-  const std::int64_t ll_buff = 8LL * 512 * kSteps * 16;              // lines/thread x threads x steps x 16 B line
-  const std::int64_t ll128_buff = 120LL * 640 * kSteps * 8;          // elems/thread x threads x steps x 8 B
+  const std::int64_t slot = nccl230::buff_bytes(p) / nccl230::kSteps;  // one slot of the buffer (nccl_model.h)
   std::int64_t chunk = 0, grain = 512;
   switch (p) {
-    case Proto::Simple: chunk = simple_buff / kSteps; grain = 512; break;
-    case Proto::LL: chunk = ll_buff / kSteps / 2; grain = 16; break;
-    case Proto::LL128: chunk = ll128_buff / kSteps / 16 * 15; grain = 32 * 8 / 16 * 15 * 8; break;
+    case Proto::Simple: chunk = slot; grain = 512; break;
+    case Proto::LL: chunk = slot / 2; grain = 16; break;
+    case Proto::LL128: chunk = slot / 16 * 15; grain = 32 * 8 / 16 * 15 * 8; break;
   }
   if (p == Proto::LL128 && nodes > 0) {
     const double ppn = static_cast<double>(ranks) / nodes;

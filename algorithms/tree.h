@@ -65,7 +65,7 @@ StepTiming tree_step_timing(Proto p);
 // Connection slots of NCCL's Tree: NCCL_STEPS = 8 buffers per connection, one chunk each
 // (chunkSteps = sliceSteps = 1 for every protocol): up to 8 chunks in flight per connection, and a
 // sender may run at most 8 chunks ahead of its receiver's consumption.
-constexpr int kTreeSlots = 8;
+constexpr int kTreeSlots = nccl230::kSteps;
 
 struct TreeScheduleOptions {
   Proto proto = Proto::Simple;

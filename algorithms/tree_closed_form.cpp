@@ -29,15 +29,12 @@ TreeClosedForm tree_closed_form(const Topology& topo, const TreePlan& plan, doub
 
   // Routes, dependency depths and successors; bytes of one chunk per link direction (a shared-duplex
   // link counts both directions) and per (link direction, depth).
-  using Key = std::pair<const void*, int>;
-  const auto key_of = [&](const Hop& h) {
-    return Key{h.edge.get_property(), topo.link(h.edge).shared_duplex ? 2 : (h.forward ? 1 : 0)};
-  };
+  using Key = LinkDirectionKey;
+  const auto key_of = [&](const Hop& h) { return link_direction_key(topo, h); };
   std::vector<Route> routes(count);
   std::vector<int> depth(count, 0);
   std::vector<std::vector<std::uint32_t>> successors(count);
-  std::map<Key, double> load;
-  std::map<Key, EdgeId> edge_of;
+  LinkLoad load(topo);
   std::map<std::pair<Key, int>, int> at_depth;
   for (std::size_t i = 0; i < count; ++i) {
     const Transfer& t = s.transfers[i];
@@ -48,22 +45,14 @@ TreeClosedForm tree_closed_form(const Topology& topo, const TreePlan& plan, doub
       successors[d].push_back(static_cast<std::uint32_t>(i));
     }
     for (const Hop& h : routes[i]) {
-      load[key_of(h)] += t.bytes;
-      edge_of.emplace(key_of(h), h.edge);
+      load.add(h, t.bytes);
       ++at_depth[{key_of(h), depth[i]}];
     }
   }
-  for (const auto& [k, bytes] : load) {
-    const EdgeId e = edge_of.at(k);
-    const double tau = bytes / topo.link(e).bandwidth_Bps;
-    if (tau > out.stage_s) {
-      out.stage_s = tau;
-      const auto& a = topo.vertex(boost::source(e, topo.graph()));
-      const auto& b = topo.vertex(boost::target(e, topo.graph()));
-      const bool fwd = k.second != 0;
-      out.bottleneck = (fwd ? a.name : b.name) + (k.second == 2 ? " <-> " : " -> ") + (fwd ? b.name : a.name) +
-                       " (" + topo.link(e).label + ")";
-    }
+  const LinkLoad::Busiest busiest = load.busiest();
+  if (busiest.entry) {
+    out.stage_s = busiest.time_s;
+    out.bottleneck = describe_link_direction(topo, busiest.entry->edge, busiest.key->dir);
   }
 
   // The first chunk through the DAG (dependencies point to earlier records): every hop at its fixed
@@ -107,8 +96,10 @@ TreeClosedForm tree_closed_form(const Topology& topo, const TreePlan& plan, doub
       auto [it, inserted] = first_and_tail.emplace(key_of(h), std::make_pair(head[i], tail[i]));
       if (!inserted) it->second = {std::min(it->second.first, head[i]), std::min(it->second.second, tail[i])};
     }
-  for (const auto& [k, ft] : first_and_tail)
-    bound = std::max(bound, ft.first + C * load.at(k) / topo.link(edge_of.at(k)).bandwidth_Bps + ft.second);
+  for (const auto& [k, ft] : first_and_tail) {
+    const LinkLoad::Entry& e = load.entries().at(k);
+    bound = std::max(bound, ft.first + C * e.bytes / e.bandwidth_Bps + ft.second);
+  }
   out.lower_bound_s = out.launch_s + bound;
   return out;
 }

@@ -135,18 +135,6 @@ SimResult deserialize(const std::string& data) {
   return r;
 }
 
-// A link direction as the platform sees it: shared-duplex links have one resource for both directions.
-struct LinkKey {
-  const void* edge;
-  int dir;  // 1 forward, 0 backward, 2 shared
-  bool operator<(const LinkKey& o) const { return edge != o.edge ? edge < o.edge : dir < o.dir; }
-};
-
-LinkKey key_of(const Topology& topo, const Hop& h) {
-  const bool shared = topo.link(h.edge).shared_duplex;
-  return LinkKey{h.edge.get_property(), shared ? 2 : (h.forward ? 1 : 0)};
-}
-
 // Everything the replay shares during one simulation. The replay has no actors: transfers are
 // started from SimGrid's completion callbacks (maestro context) and kernel timers, which costs no
 // context switch, semaphore or actor stack per transfer (docs/engine.md, "event-driven replay").
@@ -254,10 +242,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   result.merge_bundle = merged.bundle;
   result.symmetry_order = q.order;
   // Orbit size / order of a folded link: 1 unless a rotation fixes it (switch endpoints only).
-  std::map<LinkKey, double> share_memo;
+  std::map<LinkDirectionKey, double> share_memo;
   const auto folded_link_share = [&](const Hop& canonical) {
     if (sched.switches.empty() || q.order == 1) return 1.0;
-    const LinkKey k = key_of(topo, canonical);
+    const LinkDirectionKey k = link_direction_key(topo, canonical);
     auto it = share_memo.find(k);
     if (it == share_memo.end())
       it = share_memo.emplace(k, static_cast<double>(link_orbit_size(topo, canonical, q)) / q.order).first;
@@ -364,10 +352,11 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
   auto* zone = sg4::create_star_zone("cluster");
-  std::map<LinkKey, sg4::Link*> sg_links;
+  // One platform link per link direction: a shared-duplex link is one resource for both directions.
+  std::map<LinkDirectionKey, sg4::Link*> sg_links;
   std::size_t link_counter = 0;
   auto platform_link = [&](const Hop& h) {
-    const LinkKey k = key_of(topo, h);
+    const LinkDirectionKey k = link_direction_key(topo, h);
     auto it = sg_links.find(k);
     if (it != sg_links.end()) return it->second;
     const Link& l = topo.link(h.edge);
@@ -458,14 +447,14 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     double bytes = 0;
     std::vector<std::pair<double, double>> busy;
   };
-  std::map<LinkKey, Acc> acc;
+  std::map<LinkDirectionKey, Acc> acc;
   for (std::size_t i = 0; i < nrep; ++i)
     for (const Hop& h : routes[R.route_of[i]]) {
-      Acc& a = acc[key_of(topo, h)];
+      Acc& a = acc[link_direction_key(topo, h)];
       a.bytes += R.bytes[i];
       a.busy.emplace_back(R.start[i], R.end[i]);
     }
-  std::map<LinkKey, double> busy_of;
+  std::map<LinkDirectionKey, double> busy_of;
   for (auto& [k, a] : acc) busy_of[k] = union_length(a.busy);
   const Graph& g = topo.graph();
   for (auto [it, end] = boost::edges(g); it != end; ++it) {
@@ -473,7 +462,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     for (int dir = 1; dir >= 0; --dir) {
       if (l.shared_duplex && dir == 0) break;
       const Hop real{*it, dir == 1};
-      const LinkKey ck = key_of(topo, canonical_hop(topo, real, q));
+      const LinkDirectionKey ck = link_direction_key(topo, canonical_hop(topo, real, q));
       const auto found = acc.find(ck);
       if (found == acc.end()) continue;
       LinkStat s;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl_model.h"
 #include "algorithms/schedule.h"
 #include "topologies/topology.h"
 
@@ -19,7 +20,7 @@ namespace ccsim {
 struct EngineOptions {
   bool exploit_symmetry = true;  // simulate one transfer per orbit of the node-rotation symmetry
   bool merge_identical = true;   // merge channels/chunks that share path and timing
-  int pipeline_depth = 4;        // slices in flight per connection: NCCL_STEPS (8) / Simple SLICESTEPS (2)
+  int pipeline_depth = nccl230::kSteps / 2;  // slices in flight per connection: NCCL_STEPS (8) / Simple SLICESTEPS (2)
   int parallel_jobs = 2;         // simulations run side by side in child processes
   bool record_transfers = false; // return start/end of every transfer
 };
@@ -61,7 +62,7 @@ std::vector<SimResult> simulate_sweep(const Topology& topo, const Schedule& refe
 struct SweepJob {
   const Schedule* schedule = nullptr;
   std::vector<double> sizes_bytes;
-  int pipeline_depth = 4;
+  int pipeline_depth = nccl230::kSteps / 2;
 };
 std::vector<std::vector<SimResult>> simulate_sweeps(const Topology& topo, const std::vector<SweepJob>& sweeps,
                                                     const EngineOptions& options);

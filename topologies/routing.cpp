@@ -282,6 +282,12 @@ int nic_for_gpu(const Topology& topo, int local_gpu) {
   return compute_nic_affinity(topo)[local_gpu];
 }
 
+int first_gpu_on_rail(const Topology& topo, int rail) {
+  for (int g = 0; g < topo.gpus_per_node(); ++g)
+    if (nic_for_gpu(topo, g) == rail) return g;
+  return -1;
+}
+
 PathClass path_class(const Topology& topo, VertexId a, VertexId b) {
   if (a == b) return PathClass::Loc;
   const Vertex& va = topo.vertex(a);
@@ -347,6 +353,38 @@ std::string format_route(const Topology& topo, const Route& route) {
     s += topo.vertex(v).name;
   }
   return s;
+}
+
+LinkDirectionKey link_direction_key(const Topology& topo, const Hop& h) {
+  const bool shared = topo.link(h.edge).shared_duplex;
+  return LinkDirectionKey{h.edge.get_property(), shared ? 2 : (h.forward ? 1 : 0)};
+}
+
+std::string describe_link_direction(const Topology& topo, EdgeId e, int dir) {
+  const auto& a = topo.vertex(boost::source(e, topo.graph()));
+  const auto& b = topo.vertex(boost::target(e, topo.graph()));
+  const bool fwd = dir != 0;
+  return (fwd ? a.name : b.name) + (dir == 2 ? " <-> " : " -> ") + (fwd ? b.name : a.name) + " (" +
+         topo.link(e).label + ")";
+}
+
+void LinkLoad::add(const Hop& h, double bytes) {
+  const auto it =
+      entries_.try_emplace(link_direction_key(*topo_, h), Entry{0.0, topo_->link(h.edge).bandwidth_Bps, h.edge}).first;
+  it->second.bytes += bytes;
+}
+
+LinkLoad::Busiest LinkLoad::busiest() const {
+  Busiest b;
+  for (const auto& [key, e] : entries_) {
+    const double t = e.bytes / e.bandwidth_Bps;
+    if (t > b.time_s) {
+      b.key = &key;
+      b.entry = &e;
+      b.time_s = t;
+    }
+  }
+  return b;
 }
 
 }  // namespace ccsim

@@ -1,5 +1,8 @@
 // Routes through the topology graph, NCCL-style GPU->NIC affinity and nvidia-smi path classes.
 #pragma once
+#include <map>
+#include <string>
+
 #include "topologies/topology.h"
 
 namespace ccsim {
@@ -30,6 +33,8 @@ Route route_between(const Topology& topo, VertexId a, VertexId b);
 // then highest route bandwidth, then the NIC least used by lower-numbered GPUs, then lowest index.
 // Returns -1 when the node has no NIC.
 int nic_for_gpu(const Topology& topo, int local_gpu);
+// The first local GPU whose NIC is `rail` (nic_for_gpu(topo, g) == rail); -1 if none.
+int first_gpu_on_rail(const Topology& topo, int rail);
 // Computes the affinity of every local GPU (what build_topology stores in Topology::nic_affinity).
 std::vector<int> compute_nic_affinity(const Topology& topo);
 
@@ -49,5 +54,49 @@ double route_bandwidth_Bps(const Topology& topo, const Route& route);
 std::vector<VertexId> route_vertices(const Topology& topo, const Route& route);
 // "n0.gpu0 -> n0.nvswitch -> n0.gpu1"
 std::string format_route(const Topology& topo, const Route& route);
+
+// A link direction as flows share it: the link (its edge property, stable while the topology lives)
+// and `dir` 1 forward, 0 backward, or 2 for both directions of a shared-duplex link (host memory:
+// reads and writes share one budget, so both directions count as one). Ordered by (edge, dir), the
+// edge by its property's address: the order among links follows where the topology allocated them.
+struct LinkDirectionKey {
+  const void* edge = nullptr;
+  int dir = 0;  // 1 forward, 0 backward, 2 shared
+  bool operator<(const LinkDirectionKey& o) const { return edge != o.edge ? edge < o.edge : dir < o.dir; }
+};
+LinkDirectionKey link_direction_key(const Topology& topo, const Hop& h);
+
+// "a -> b (label)" for link `e` taken in direction `dir` (a LinkDirectionKey's), "a <-> b (label)" when
+// shared (dir 2).
+std::string describe_link_direction(const Topology& topo, EdgeId e, int dir);
+
+// Bytes per link direction (shared-duplex links counted as one), and the busiest link direction.
+class LinkLoad {
+ public:
+  struct Entry {
+    double bytes = 0;
+    double bandwidth_Bps = 0;  // the link's, per direction
+    EdgeId edge;               // the link
+  };
+  explicit LinkLoad(const Topology& topo) : topo_(&topo) {}
+
+  // Adds `bytes` to the direction of the link that hop `h` crosses.
+  void add(const Hop& h, double bytes);
+
+  // The link direction with the largest bytes / bandwidth (the first in key order among equal ones)
+  // and that time; no link and 0 s when the load is empty or every time is 0.
+  struct Busiest {
+    const LinkDirectionKey* key = nullptr;
+    const Entry* entry = nullptr;
+    double time_s = 0;
+  };
+  Busiest busiest() const;
+
+  const std::map<LinkDirectionKey, Entry>& entries() const { return entries_; }
+
+ private:
+  const Topology* topo_;
+  std::map<LinkDirectionKey, Entry> entries_;
+};
 
 }  // namespace ccsim
