@@ -357,7 +357,8 @@ std::string format_route(const Topology& topo, const Route& route) {
 
 LinkDirectionKey link_direction_key(const Topology& topo, const Hop& h) {
   const bool shared = topo.link(h.edge).shared_duplex;
-  return LinkDirectionKey{h.edge.get_property(), shared ? 2 : (h.forward ? 1 : 0)};
+  const std::size_t a = boost::source(h.edge, topo.graph()), b = boost::target(h.edge, topo.graph());
+  return LinkDirectionKey{std::min(a, b), std::max(a, b), shared ? 2 : (h.forward ? 1 : 0)};
 }
 
 std::string describe_link_direction(const Topology& topo, EdgeId e, int dir) {

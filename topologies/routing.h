@@ -55,14 +55,17 @@ std::vector<VertexId> route_vertices(const Topology& topo, const Route& route);
 // "n0.gpu0 -> n0.nvswitch -> n0.gpu1"
 std::string format_route(const Topology& topo, const Route& route);
 
-// A link direction as flows share it: the link (its edge property, stable while the topology lives)
-// and `dir` 1 forward, 0 backward, or 2 for both directions of a shared-duplex link (host memory:
-// reads and writes share one budget, so both directions count as one). Ordered by (edge, dir), the
-// edge by its property's address: the order among links follows where the topology allocated them.
+// A link direction as flows share it: the link (its two vertex ids, lower first: one edge per vertex
+// pair) and `dir` 1 forward, 0 backward, or 2 for both directions of a shared-duplex link (host
+// memory: reads and writes share one budget, so both directions count as one). Ordered by (lower
+// vertex, higher vertex, dir): the order, and so every tie among busiest links, follows the graph,
+// not where memory happened to hold it.
 struct LinkDirectionKey {
-  const void* edge = nullptr;
+  std::size_t low = 0, high = 0;
   int dir = 0;  // 1 forward, 0 backward, 2 shared
-  bool operator<(const LinkDirectionKey& o) const { return edge != o.edge ? edge < o.edge : dir < o.dir; }
+  bool operator<(const LinkDirectionKey& o) const {
+    return low != o.low ? low < o.low : high != o.high ? high < o.high : dir < o.dir;
+  }
 };
 LinkDirectionKey link_direction_key(const Topology& topo, const Hop& h);
 
