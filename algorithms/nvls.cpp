@@ -116,11 +116,19 @@ std::vector<int> nvls_tree_heads(const Topology& topo) {
   return heads;
 }
 
+namespace {
+
+// Channels of each NVLSTree family: NCCL's NVLS channels spread over the 2 H families, at least one.
+int channels_per_family(int heads, const NvlsOptions& options) {
+  return std::max(1, options.channels / (2 * std::max(1, heads)));
+}
+
+}  // namespace
+
 int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options) {
   const int heads = std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
   const int families = 2 * heads;
-  const int per_family_channels = std::max(1, options.channels / families);
-  const double per_channel = size_bytes / families / per_family_channels;
+  const double per_channel = size_bytes / families / channels_per_family(heads, options);
   const double c = std::ceil(per_channel / options.chunk_bytes);
   return clamp_chunks(c, options.max_chunks);
 }
@@ -160,36 +168,15 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
   const int families = 2 * H;
   const int chunks = nvls_tree_chunks(topo, size_bytes, options);
   const double c = size_bytes / families / chunks;  // bytes of one chunk of one family
-  Builder b{topo, s, std::max(1, options.channels / families), {}};
+  Builder b{topo, s, channels_per_family(H, options), {}};
   // A connection sends its chunks one after the other (a channel's warps, a NIC queue pair), as the
   // Tree's do (docs/tree.md): chunks in flight side by side would each crawl at a share of the rate.
   s.fifo_connections = true;
   // Every network hop of a family carries all its bytes, so capping those connections caps the family.
   s.inter_node_channel_cap_Bps = options.channel_rate_cap_Bps;
 
-  // Per tree: parent and children of every node (NCCL's double binary tree) and a top-down order.
-  struct NodeTree {
-    int root = 0;
-    std::vector<int> parent;
-    std::vector<std::vector<int>> children;
-    std::vector<int> top_down;
-  };
-  NodeTree trees[2];
-  for (int t = 0; t < 2; ++t) {
-    NodeTree& nt = trees[t];
-    nt.parent.assign(nodes, -1);
-    nt.children.assign(nodes, {});
-    for (int v = 0; v < nodes; ++v) {
-      const BtreeLinks l = nccl_dtree(nodes, v, t);
-      nt.parent[v] = l.up;
-      if (l.up < 0) nt.root = v;
-      if (l.down0 >= 0) nt.children[v].push_back(l.down0);
-      if (l.down1 >= 0) nt.children[v].push_back(l.down1);
-    }
-    nt.top_down.push_back(nt.root);
-    for (std::size_t i = 0; i < nt.top_down.size(); ++i)
-      for (int ch : nt.children[nt.top_down[i]]) nt.top_down.push_back(ch);
-  }
+  // NCCL's double binary tree over the nodes: tree 0 and its mirror (or shift).
+  const NodeTree trees[2] = {nccl_node_tree(nodes, 0), nccl_node_tree(nodes, 1)};
 
   std::vector<std::uint32_t> up(nodes), down(nodes);
   // result[f][v]: the last ld_reduce sum of family f delivered to node v's head.
@@ -243,8 +230,8 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
 }
 
 double nvls_tree_chunk_cap_bytes(const Topology& topo, const NvlsOptions& options) {
-  const int families = 2 * std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
-  return std::max(1, options.max_chunks) * options.chunk_bytes * families * std::max(1, options.channels / families);
+  const int heads = std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
+  return std::max(1, options.max_chunks) * options.chunk_bytes * 2 * heads * channels_per_family(heads, options);
 }
 
 namespace {
@@ -289,7 +276,7 @@ double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, con
   const double B = gpu_switch_Bps(topo) * topo.nvls_efficiency;  // multimem data rate (head <-> switch)
   const double beta = route_bandwidth_Bps(topo, route_between_gpus(topo, heads[0], topo.gpus_per_node() + heads[0], 0));
   // A connection's cap (NCCL's channel ceiling) bounds it whatever its share of the NIC.
-  const double cap = options.channel_rate_cap_Bps * std::max(1, options.channels / static_cast<int>(2 * H));
+  const double cap = options.channel_rate_cap_Bps * channels_per_family(static_cast<int>(H), options);
   const auto capped = [&](double rate) { return cap > 0 ? std::min(rate, cap) : rate; };
   // The busiest NIC direction carries 2 connections with 2 nodes (up of one tree, down of the other)
   // and 4 beyond (an interior node sends up + 2 down in one tree and up in the other).

@@ -69,6 +69,23 @@ int TreePlan::total_channels() const {
 
 StepTiming tree_step_timing(Proto p) { return nccl_step_timing(Algo::Tree, p); }
 
+NodeTree nccl_node_tree(int nodes, int which) {
+  NodeTree t;
+  t.parent.assign(nodes, -1);
+  t.children.assign(nodes, {});
+  for (int v = 0; v < nodes; ++v) {
+    const BtreeLinks l = nccl_dtree(nodes, v, which);
+    t.parent[v] = l.up;
+    if (l.up < 0) t.root = v;
+    if (l.down0 >= 0) t.children[v].push_back(l.down0);
+    if (l.down1 >= 0) t.children[v].push_back(l.down1);
+  }
+  t.top_down.push_back(t.root);
+  for (std::size_t i = 0; i < t.top_down.size(); ++i)
+    for (int ch : t.children[t.top_down[i]]) t.top_down.push_back(ch);
+  return t;
+}
+
 TreePlan plan_trees(const Topology& topo, int channels) {
   TreePlan plan;
   const int gpus = topo.gpus_per_node();
@@ -77,6 +94,7 @@ TreePlan plan_trees(const Topology& topo, int channels) {
   if (nodes > 1 && nics <= 0) throw std::invalid_argument("multi-node tree needs at least one NIC per node");
   const int rails = std::max(1, nics);
   const int per_family = std::max(1, channels / (2 * rails));
+  const NodeTree node_trees[2] = {nccl_node_tree(nodes, 0), nccl_node_tree(nodes, 1)};
   for (int rail = 0; rail < rails; ++rail) {
     int head = nics > 0 ? first_gpu_on_rail(topo, rail) : -1;
     if (head < 0) head = rail % gpus;
@@ -88,15 +106,9 @@ TreePlan plan_trees(const Topology& topo, int channels) {
       f.rail = nodes > 1 ? rail : -1;
       f.channels = per_family;
       f.chain = chain;
-      f.parent_node.assign(nodes, -1);
-      f.child_nodes.assign(nodes, {});
-      for (int v = 0; v < nodes; ++v) {
-        const BtreeLinks l = nccl_dtree(nodes, v, tree);
-        f.parent_node[v] = l.up;
-        if (l.up < 0) f.root_node = v;
-        if (l.down0 >= 0) f.child_nodes[v].push_back(l.down0);
-        if (l.down1 >= 0) f.child_nodes[v].push_back(l.down1);
-      }
+      f.root_node = node_trees[tree].root;
+      f.parent_node = node_trees[tree].parent;
+      f.child_nodes = node_trees[tree].children;
       plan.families.push_back(f);
     }
   }
@@ -181,14 +193,22 @@ TreeScheduleOptions tree_options(Proto p) {
   return o;
 }
 
+namespace {
+
+// Data bytes per chunk and channel at a size: the options' fixed chunk, or NCCL's rule.
+double tree_chunk_bytes(const Topology& topo, int channels, double size_bytes, const TreeScheduleOptions& options) {
+  return options.chunk_bytes > 0
+             ? options.chunk_bytes
+             : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
+}
+
+}  // namespace
+
 int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, const TreeScheduleOptions& options) {
   if (plan.families.empty()) return 1;
   const int channels = std::max(1, plan.total_channels());
-  const double chunk = options.chunk_bytes > 0
-                           ? options.chunk_bytes
-                           : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
   const double per_channel = size_bytes / channels;
-  const double c = std::ceil(per_channel / chunk);
+  const double c = std::ceil(per_channel / tree_chunk_bytes(topo, channels, size_bytes, options));
   return clamp_chunks(c, options.max_chunks);
 }
 
@@ -200,13 +220,11 @@ double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan
 double tree_chunk_cap_bytes(const Topology& topo, const TreePlan& plan, const TreeScheduleOptions& options) {
   if (plan.families.empty()) return 0;
   const int channels = std::max(1, plan.total_channels());
-  const auto chunk_at = [&](double size_bytes) {
-    return options.chunk_bytes > 0 ? options.chunk_bytes
-                                   : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
-  };
-  const double nominal = chunk_at(1e18);
+  // The nominal chunk: that of a size far past LL128's halving thresholds (1e18 B still fits NCCL's
+  // integer byte count).
+  const double nominal = tree_chunk_bytes(topo, channels, 1e18, options);
   const double cap = std::max(1, options.max_chunks) * nominal * channels;
-  return chunk_at(cap / 2) == nominal ? cap : 0.0;
+  return tree_chunk_bytes(topo, channels, cap / 2, options) == nominal ? cap : 0.0;
 }
 
 std::vector<TreeSizeGroup> tree_schedules_for_sizes(const Topology& topo, const TreePlan& plan,

@@ -28,6 +28,15 @@ BtreeLinks nccl_btree(int nranks, int rank);
 // is odd (root nranks-1, or 1).
 BtreeLinks nccl_dtree(int nranks, int rank, int which);
 
+// Tree `which` of NCCL's double binary tree over `nodes` nodes (nccl_dtree), as lists.
+struct NodeTree {
+  int root = 0;
+  std::vector<int> parent;                 // per node: its parent (-1 at the root)
+  std::vector<std::vector<int>> children;  // per node: 0, 1 or 2 children
+  std::vector<int> top_down;               // the root, then breadth-first
+};
+NodeTree nccl_node_tree(int nodes, int which);
+
 // One tree family: one of the two trees on one rail, with its channels.
 struct TreeFamily {
   int tree = 0;                               // 0: btree, 1: its mirror / shift (ncclGetDtree)

@@ -90,13 +90,18 @@ struct Context {
   const Topology& topo;
   const Schedule& schedule;
   int n, gpn, rails, families;
-  std::vector<VertexId> switch_vertex;  // per switch endpoint (Schedule::switches), its vertex
+  std::vector<VertexId> switch_vertex;      // per switch endpoint (Schedule::switches), its vertex
+  std::vector<int> endpoint_of_vertex;      // per topology vertex: its switch endpoint, or -1
 
   Context(const Topology& t, const Schedule& s)
       : topo(t), schedule(s), n(s.nranks), gpn(t.gpus_per_node()), rails(std::max(1, t.nics_per_node())),
         families(1) {
     for (const auto& tr : s.transfers) families = std::max(families, tr.family + 1);
-    for (int k = 0; k < static_cast<int>(s.switches.size()); ++k) switch_vertex.push_back(endpoint_vertex(t, s, s.nranks + k));
+    if (!s.switches.empty()) endpoint_of_vertex.assign(boost::num_vertices(t.graph()), -1);
+    for (int k = 0; k < static_cast<int>(s.switches.size()); ++k) {
+      switch_vertex.push_back(endpoint_vertex(t, s, s.nranks + k));
+      endpoint_of_vertex[switch_vertex.back()] = s.nranks + k;
+    }
   }
 
   // Builds the key -> record index; false when two records share a key (images could not be told
@@ -117,8 +122,7 @@ struct Context {
     if (rank >= n) {
       VertexId image;
       if (!rotate_vertex(topo, switch_vertex[static_cast<std::size_t>(rank - n)], r, &image)) return -1;
-      const auto it = std::find(switch_vertex.begin(), switch_vertex.end(), image);
-      return it == switch_vertex.end() ? -1 : n + static_cast<int>(it - switch_vertex.begin());
+      return endpoint_of_vertex[image];
     }
     const int node = rank / gpn, g = rank % gpn;
     return mod(node + r.nodes, topo.num_nodes()) * gpn + mod(g + r.local, gpn);

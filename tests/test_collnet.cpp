@@ -87,12 +87,6 @@ TEST(CollNet, NetworkBoundMatchesPipelineClosedForm) {
   EXPECT_NEAR(to_reducers, 4 * S, 1e-3 * S);
 }
 
-}  // namespace
-}  // namespace ccsim
-
-namespace ccsim {
-namespace {
-
 TEST(CollNetChain, BytesByHand) {
   // 2 nodes x 4 GPUs, S = 8 MB. Rail h's chain starts at GPU h and carries S/4: 3 hops up, the head
   // to and from the reducer, 3 hops down. Across the 4 rails every GPU holds every chain position
