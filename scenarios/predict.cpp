@@ -1,6 +1,7 @@
 #include "scenarios/predict.h"
 
 #include <algorithm>
+#include <deque>
 
 #include "algorithms/custom_allreduce.h"
 #include "algorithms/nccl_channels.h"
@@ -116,17 +117,16 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
     c.sim_algo = Algo::Ring;
     c.sim_proto = Proto::Simple;
     c.simulated = engine ? "Ring (calibrated)" : "Ring closed form (calibrated)";
-  } else if (!engine || engine_replays(ctx, nccl.algo, &why)) {
+  } else {
     c.sim_algo = nccl.algo;
     c.sim_proto = nccl.proto;
     c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto);
-  } else {
-    // Not replayable here: NCCL's cost model of its own choice, which predicts the algorithm NCCL
-    // runs (replaying another algorithm instead would not).
-    c.sim_algo = nccl.algo;
-    c.sim_proto = nccl.proto;
-    c.by_engine = false;
-    c.simulated = std::string(to_string(nccl.algo)) + "/" + to_string(nccl.proto) + " (NCCL cost model: " + why + ")";
+    if (engine && !engine_replays(ctx, nccl.algo, &why)) {
+      // Not replayable here: NCCL's cost model of its own choice, which predicts the algorithm NCCL
+      // runs (replaying another algorithm instead would not).
+      c.by_engine = false;
+      c.simulated += " (NCCL cost model: " + why + ")";
+    }
   }
   return c;
 }
@@ -143,7 +143,7 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
   for (const auto& c : choices)
     if (c.by_engine && !c.custom && std::find(keys.begin(), keys.end(), std::make_pair(c.sim_algo, c.sim_proto)) == keys.end())
       keys.emplace_back(c.sim_algo, c.sim_proto);
-  std::vector<Schedule> schedules;
+  std::deque<Schedule> schedules;  // SweepJob points into it: a deque never moves its elements
   std::vector<std::vector<std::size_t>> indices;  // per job: the sizes it gives directly
   std::vector<SweepJob> jobs;
   // Sizes past a recipe's chunk cap: jobs at the cap and half of it, and the sizes they extend to.
@@ -153,7 +153,6 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     std::vector<std::size_t> members;
   };
   std::vector<Extension> extensions;
-  schedules.reserve(sizes.size() + 3 * keys.size());  // SweepJob keeps pointers into it
   const auto add_job = [&](Schedule schedule, int pipeline_depth, std::vector<double> sizes_bytes,
                            std::vector<std::size_t> members) {
     schedules.push_back(std::move(schedule));
