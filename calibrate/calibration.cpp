@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -109,10 +110,10 @@ class Reader {
     if (v.is_null() && !required) return 0;
     if (!v.is_number()) fail(path + "/" + key, "must be a number (got " + cut_for_message(v.dump()) + ")");
     const double d = v.get<double>();
-    if (!(allow_equal ? d >= min_exclusive : d > min_exclusive) || !(d <= max))
+    if (!(allow_equal ? d >= min_exclusive : d > min_exclusive) || std::isinf(d))
       fail(path + "/" + key, std::string("must be a number ") + (allow_equal ? ">= " : "> ") + fmt(min_exclusive) +
-                                 (max < std::numeric_limits<double>::max() ? " and at most " + fmt(max) : std::string()) +
                                  " (got " + cut_for_message(v.dump()) + ")");
+    if (d > max) fail(path + "/" + key, "must be at most " + fmt(max) + " (got " + cut_for_message(v.dump()) + "; docs/calibration.md, Limits)");
     return d;
   }
   int integer(const json& obj, const std::string& path, const std::string& key) const {
@@ -473,7 +474,10 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     if (!o.is_object()) rd.fail(p, "must be an object");
     ClassCalibration c;
     c.alpha_s = rd.number(o, p, "alpha_s", true, 0, true, kMaxCalibratedLatency_s);
-    c.beta_Bps = rd.number(o, p, "beta_Bps", true, kMinCalibratedBandwidth_Bps, true, kMaxCalibratedBandwidth_Bps);
+    c.beta_Bps = rd.number(o, p, "beta_Bps", true, 0, false, kMaxCalibratedBandwidth_Bps);
+    if (c.beta_Bps < kMinCalibratedBandwidth_Bps)
+      rd.fail(p + "/beta_Bps", "must be at least " + fmt(kMinCalibratedBandwidth_Bps) + " (1 MB/s; got " + fmt(c.beta_Bps) +
+                                   "; docs/calibration.md, Limits)");
     c.launch_s = rd.number(o, p, "launch_s", true, 0, true, kMaxCalibratedLatency_s);
     c.launch_source = rd.string(o, p, "launch_source");
     c.collective = rd.string(o, p, "collective");
@@ -521,7 +525,8 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     n.latency_s = rd.number(nic, "/nic", "latency_s", false, 0, true, kMaxCalibratedLatency_s);
     n.beta_Bps = rd.number(nic, "/nic", "beta_Bps", false, 0, true, kMaxCalibratedBandwidth_Bps);
     if (n.beta_Bps > 0 && n.beta_Bps < kMinCalibratedBandwidth_Bps)
-      rd.fail("/nic/beta_Bps", "must be 0 (not measured) or at least " + fmt(kMinCalibratedBandwidth_Bps) + " (got " + fmt(n.beta_Bps) + ")");
+      rd.fail("/nic/beta_Bps", "must be 0 (not measured) or at least " + fmt(kMinCalibratedBandwidth_Bps) + " (1 MB/s; got " +
+                                   fmt(n.beta_Bps) + "; docs/calibration.md, Limits)");
     n.sources = rd.sources(nic, "/nic");
     cal.nic = n;
   }

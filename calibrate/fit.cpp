@@ -23,11 +23,15 @@ struct Line {
   double scale = 0;        // robust scale of the relative residuals
 };
 
+// Selection instead of a sort: the same two middle values, in linear time (the robust fits call
+// this every iteration, on every candidate split).
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  return 0.5 * (*std::max_element(v.begin(), mid) + *mid);
 }
 
 // Weighted least squares of t = a + c x with weights w_i / t_i^2, a >= 0.
@@ -167,6 +171,11 @@ std::vector<std::pair<double, double>> prune_knots(std::vector<std::pair<double,
   std::vector<double> px(P);
   for (std::size_t p = 0; p < P; ++p) px[p] = gx[points[p]];
   std::vector<double> prefix(P + 1), suffix(P + 1);
+  // With every bandwidth-dominated size as a knot the start fits all points (error ~0 <= tol); a
+  // thinned start (long logs) may not, and is then the reference a removal must not worsen.
+  double start_err = 0;
+  for (std::size_t p = 0; p < P; ++p) start_err = std::max(start_err, err(p, efficiency_without(knots, knots.size(), px[p])));
+  const double limit = std::max(tol, start_err);
   while (knots.size() > 1) {
     const std::size_t none = knots.size();
     prefix[0] = 0;
@@ -183,7 +192,7 @@ std::vector<std::pair<double, double>> prune_knots(std::vector<std::pair<double,
       for (std::size_t p = lo; p < hi; ++p) e = std::max(e, err(p, efficiency_without(knots, k, px[p])));
       if (e < best) { best = e; best_k = k; }
     }
-    if (best > tol) break;
+    if (best > limit) break;
     knots.erase(knots.begin() + static_cast<std::ptrdiff_t>(best_k));
   }
   return knots;
@@ -240,12 +249,13 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
     std::vector<std::size_t> best_lo, best_hi;
     Line best_l0, best_l1;
     // Every split for ordinary logs (-f 2 gives ~30 sizes); for long linear sweeps (-i 1K to 10M:
-    // 10k sizes, each split a robust fit over all points) every `stride`-th split, then every split
-    // within a stride of the best of those: the cost stays ~kMaxSplits fits instead of growing with
-    // the square of the rows (docs/performance.md, `ccsim-bench --calibrate-rows`).
-    constexpr std::size_t kMaxSplits = 256;
+    // 10k sizes, each split a robust fit over all points) every `stride`-th split, then, around the
+    // best so far, every 16x finer stride down to single splits: about kMaxSplits + 32 per level fits
+    // instead of one per size, which made calibrate quadratic in the rows (docs/performance.md,
+    // `ccsim-bench --calibrate-rows`).
+    constexpr std::size_t kMaxSplits = 64;
     const std::size_t first = kMinDistinct, last = distinct.size() - kMinDistinct;  // splits k in [first, last]
-    const std::size_t stride = (last - first) / kMaxSplits + 1;
+    std::size_t stride = (last - first) / kMaxSplits + 1;
     std::size_t best_k = first;
     auto try_split = [&](std::size_t k) {
       const double split = distinct[k];
@@ -265,10 +275,11 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
       }
     };
     for (std::size_t k = first; k <= last; k += stride) try_split(k);
-    if (stride > 1) {
-      const std::size_t coarse = best_k;
-      for (std::size_t k = coarse > first + stride ? coarse - stride : first; k <= std::min(last, coarse + stride); ++k)
+    while (stride > 1) {
+      const std::size_t coarse = best_k, finer = std::max<std::size_t>(1, stride / 16);
+      for (std::size_t k = coarse > first + stride ? coarse - stride : first; k <= std::min(last, coarse + stride); k += finer)
         if (k != coarse) try_split(k);
+      stride = finer;
     }
     double one_loss = 0;
     for (std::size_t i : order) {
@@ -378,7 +389,19 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
       if (d.size() >= 5) tol = std::max(tol, 3 * 1.4826 * median(d) / std::sqrt(2.0));
     }
     fit.efficiency_tolerance = tol;
-    if (!cand.empty() && max_err({}) > tol) fit.efficiency = prune_knots(cand, gx, gt, cand_group, fit.latency_s, fit.beta_Bps, tol);
+    if (!cand.empty() && max_err({}) > tol) {
+      // Greedy removal costs O(points) per knot and removal: from every size of a 10k-row log that
+      // is 10^8 evaluations per removal. Long logs start from kMaxKnotCandidates sizes evenly spread
+      // over their rows instead (the fit to all points is still what every removal is judged by).
+      constexpr std::size_t kMaxKnotCandidates = 128;
+      if (cand.size() > kMaxKnotCandidates) {
+        std::vector<std::pair<double, double>> thin;
+        for (std::size_t i = 0; i < kMaxKnotCandidates; ++i)
+          thin.push_back(cand[i * (cand.size() - 1) / (kMaxKnotCandidates - 1)]);
+        cand = thin;
+      }
+      fit.efficiency = prune_knots(cand, gx, gt, cand_group, fit.latency_s, fit.beta_Bps, tol);
+    }
   }
   for (std::size_t g = 0; g < gx.size(); ++g) {
     fit.sizes.push_back(gx[g]);

@@ -72,13 +72,10 @@ TEST(HardeningFiles, APipeIsReadOnce) {
 }
 
 TEST(HardeningFiles, OutputToADeviceOrFifoWritesThroughWithoutReplacingIt) {
-  // A character device: /dev/null stays a device (as root, the old rename replaced it system-wide).
-  const auto r = ccsim("all_reduce_perf -b 1M -e 1M --model closed-form --output /dev/null");
-  EXPECT_EQ(r.code, 0) << r.err;
-  struct stat st {};
-  ASSERT_EQ(::stat("/dev/null", &st), 0);
-  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // (As root, the old rename replaced --output /dev/null system-wide; the test uses a FIFO, which
+  // takes the same path as a device, so that a regression cannot damage the machine it runs on.)
   // A FIFO with a reader gets the table; the FIFO is still a FIFO.
+  struct stat st {};
   const std::string fifo = temp_path("out.fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::string got;

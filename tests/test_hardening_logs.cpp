@@ -81,7 +81,7 @@ TEST(HardeningLogs, PerftestValuesBeyondAnyNicAreErrors) {
 
 // calibrate was superlinear in table rows (3k rows 7.9 s, 10k rows 134 s): the efficiency knots'
 // greedy removal re-evaluated every point for every knot. This checks the result, not the time
-// (bench: `ccsim-bench calibrate-rows`, docs/performance.md): a curve whose efficiency sags between
+// (bench: `ccsim-bench --calibrate-rows`, docs/performance.md): a curve whose efficiency sags between
 // two sizes keeps the knots that describe the sag, and a long curve is fitted at all.
 TEST(HardeningLogs, EfficiencyKnotsOfALongCurve) {
   std::vector<double> x, t;

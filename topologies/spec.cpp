@@ -134,13 +134,18 @@ class Obj {
   double positive(const std::string& key, double max, const double* def = nullptr) {
     const bool given = has(key);  // defaults derived from other values (a "not limiting" rate) are not bounded
     const double x = number(key, def);
-    if (!(x > 0 && (x <= max || !given))) fail(key, "must be > 0 and at most " + fmt_num(max) + " (got " + fmt_num(x) + ")");
+    if (!(x > 0)) fail(key, "must be > 0 (got " + fmt_num(x) + ")");
+    if (given) at_most(key, x, max);
     return x;
   }
   double non_negative(const std::string& key, double max, const double* def = nullptr) {
     const double x = number(key, def);
-    if (!(x >= 0 && x <= max)) fail(key, "must be >= 0 and at most " + fmt_num(max) + " (got " + fmt_num(x) + ")");
+    if (x < 0) fail(key, "must be >= 0 (got " + fmt_num(x) + ")");
+    at_most(key, x, max);
     return x;
+  }
+  void at_most(const std::string& key, double x, double max) const {
+    if (x > max) fail(key, "must be at most " + fmt_num(max) + " (got " + fmt_num(x) + "; docs/topology.md, Limits)");
   }
   int integer(const std::string& key, int lo, int hi, const int* def = nullptr) {
     if (!has(key)) {
@@ -266,9 +271,11 @@ json load_topology_spec(const std::string& preset_or_file) {
   if (it != presets.end()) return parse_json_text(it->second, "preset " + preset_or_file);
   const bool looks_like_file =
       preset_or_file.find('/') != std::string::npos || preset_or_file.find('.') != std::string::npos;
-  if (!looks_like_file && ::access(preset_or_file.c_str(), F_OK) != 0)
+  if (::access(preset_or_file.c_str(), F_OK) != 0)
     throw InputError(cut_for_message(preset_or_file),
-                     "unknown topology preset and no such file (known presets: " + join(known_presets()) + ")");
+                     std::string(looks_like_file ? "cannot open topology file (no such file)"
+                                                 : "unknown topology preset and no such file") +
+                         " (known presets: " + join(known_presets()) + ")");
   return parse_json_text(read_input_file(preset_or_file, "topology file"), preset_or_file);
 }
 
@@ -506,8 +513,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   const int npl = fabric.integer("nodes_per_leaf", 1, 1 << 16, &d_npl);
   const double d_over = 1.0, d_sw_lat = 0.5;
   const double oversub = fabric.number("oversubscription", &d_over);
-  if (!(oversub >= 1 && oversub <= kMaxOversubscription))
-    fabric.fail("oversubscription", "must be >= 1 and at most " + fmt_num(kMaxOversubscription) + " (got " + fmt_num(oversub) + ")");
+  if (!(oversub >= 1)) fabric.fail("oversubscription", "must be >= 1 (got " + fmt_num(oversub) + ")");
+  fabric.at_most("oversubscription", oversub, kMaxOversubscription);
   const double sw_lat = fabric.non_negative("switch_latency_us", kMaxLatencyUs, &d_sw_lat) * kMicro;
   // In-network reduction (InfiniBand SHARP, NCCL's CollNet): every leaf switch gets reduction units.
   // Default rate "not limiting": all its NIC ports delivering operands at full rate (docs/collnet.md).
