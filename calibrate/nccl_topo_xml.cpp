@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>

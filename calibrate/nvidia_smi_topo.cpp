@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <cctype>
-#include <fstream>
 #include <numeric>
 #include <regex>
 #include <set>
