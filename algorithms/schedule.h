@@ -24,6 +24,10 @@ struct Transfer {
                           // each lane is its own connection with its own pipeline
   std::uint32_t dep_begin = 0;  // dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
   std::uint32_t dep_count = 0;
+  // A marker (src == dst) moves no bytes and uses no link: it ends `delay_s` after its dependencies,
+  // a join point that later records depend on (a rank's barrier between the operations of a workload,
+  // a pipeline stage's "all inputs arrived"). It counts toward no rank's finish time.
+  bool is_marker() const { return src == dst; }
 };
 
 // A 64-bit key that identifies a record by (src, dst, rail, family, step) without collisions:
