@@ -58,8 +58,13 @@ Placement eplb_placement(const MoeConfig& config, const std::vector<double>& loa
 // eplb.py's building blocks, exposed for tests.
 // balanced_packing: items (weights) into `packs` packs of equal item count; heaviest item first
 // (ties: lower index first) onto the lightest pack that still has room (ties: lower pack index).
-// Returns the pack of every item.
-std::vector<int> balanced_packing(const std::vector<double>& weight, int packs);
+// Returns every item's pack and its position in the pack (order of arrival); with one item per
+// pack, item i goes to pack i (as eplb.py).
+struct Packing {
+  std::vector<int> pack;
+  std::vector<int> rank_in_pack;
+};
+Packing balanced_packing(const std::vector<double>& weight, int packs);
 // replicate_experts: to `slots` >= weight.size() physical experts; each extra slot replicates the
 // expert with the highest weight / replicas (ties: lower index). Returns slot -> logical expert
 // (the first weight.size() slots are the experts themselves).

@@ -59,8 +59,10 @@ struct PhaseTraffic {
   // Per rank, over all stages (a relay counts what it receives and what it forwards).
   std::vector<double> rdma_bytes_sent, rdma_bytes_received;
   std::vector<double> nvlink_bytes_sent, nvlink_bytes_received;
-  // Per rank: token copies that stay on the GPU (an expert on the token's own GPU; a relay that
-  // itself serves the token), bytes they would have been, and no flow.
+  // Per rank: token copies that need no flow because the token's owner GPU itself serves an
+  // expert of it (nccl/deepep-ll: one per such pair; deepep-normal: one per token; allgather: the
+  // rank's own tokens), and their bytes. A relay serving the token itself consumes the RDMA copy
+  // it received (no extra flow, not counted here).
   std::vector<std::int64_t> local_tokens;
   std::vector<double> local_bytes;
   // DeepEP's "bottleneck bandwidth" numerators (tests/test_internode.py), per rank and their mean:
@@ -99,6 +101,7 @@ struct MoeLayer {
   std::uint64_t seed = 0;
   Routing routing;
   Placement placement;
+  std::vector<double> eplb_load;  // the per-expert load EPLB balanced (empty for contiguous)
 };
 
 // Validates the config, makes the routing (generated or trace), and the placement (EPLB fitted per
