@@ -92,16 +92,9 @@ std::string placement_spec_name(const PlacementSpec& spec) {
 int Placement::choose_replica(int expert, int src, std::int64_t token) const {
   const int begin = replica_offsets[expert], end = replica_offsets[expert + 1];
   if (end - begin == 1) return replica_ranks[begin];
-  const int node = src / gpus_per_node;
-  int same_node = 0;
-  for (int i = begin; i < end; ++i) {
+  for (int i = begin; i < end; ++i)
     if (replica_ranks[i] == src) return src;
-    same_node += replica_ranks[i] / gpus_per_node == node;
-  }
-  if (same_node == 0) return replica_ranks[begin + static_cast<int>(token % (end - begin))];
-  int pick = static_cast<int>(token % same_node);
-  for (int i = begin;; ++i)
-    if (replica_ranks[i] / gpus_per_node == node && pick-- == 0) return replica_ranks[i];
+  return replica_ranks[begin + static_cast<int>(token % (end - begin))];
 }
 
 Placement contiguous_placement(const MoeConfig& config) {

@@ -43,8 +43,11 @@ struct Placement {
 
   int replicas(int expert) const { return replica_offsets[expert + 1] - replica_offsets[expert]; }
   // The rank that serves (token, expert) for a token owned by `src`. One replica: its rank.
-  // Several: a replica on src itself; else the replicas on src's node; else all replicas; among
-  // those candidates round-robin by the token's global index (deterministic, spreads the load).
+  // Several: the replica on src itself if there is one (no transfer; SGLang's static EPLB dispatch
+  // also prefers a replica on the same GPU), else round-robin over all replicas by the token's
+  // global index, which splits the expert's tokens evenly as EPLB assumes. (Preferring same-node
+  // replicas would save RDMA but unbalances replicas: at EP32 ratio:2.5 with eplb-global:32 it
+  // gave 1.24x hottest/mean instead of 1.01x.)
   int choose_replica(int expert, int src, std::int64_t token) const;
 };
 
