@@ -89,14 +89,6 @@ std::string placement_spec_name(const PlacementSpec& spec) {
   return "";
 }
 
-int Placement::choose_replica(int expert, int src, std::int64_t token) const {
-  const int begin = replica_offsets[expert], end = replica_offsets[expert + 1];
-  if (end - begin == 1) return replica_ranks[begin];
-  for (int i = begin; i < end; ++i)
-    if (replica_ranks[i] == src) return src;
-  return replica_ranks[begin + static_cast<int>(token % (end - begin))];
-}
-
 Placement contiguous_placement(const MoeConfig& config) {
   if (config.experts % config.ep != 0)
     throw InputError("--experts", "contiguous placement needs EP (" + std::to_string(config.ep) +
