@@ -20,6 +20,12 @@ Usage:
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
+  ccsim moe [--topology ...] [--nodes N | --ep N] [--tokens T] [--hidden H] [--experts E] [--topk K]
+            [--max-nodes M] [--routing uniform|zipf:S|hot:F:H|ratio:X|trace:FILE] [--seed N]
+            [--transport nccl,deepep-normal,deepep-ll,allgather] [--eplb R | --placement P]
+            [--dispatch-dtype fp8|bf16] [--combine-dtype fp8|bf16] [--pure-rdma] [--expert-compute-us US]
+            [--format table|json|csv] [--output FILE] [--matrix FILE]      (one MoE layer, docs/moe.md)
+  ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
   ccsim help | --version
 
 Collectives (C): all_reduce, all_gather, reduce_scatter, broadcast, reduce (root: -r), alltoall, sendrecv.

@@ -291,6 +291,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   std::vector<std::vector<Hop>> routes;
   std::vector<double> flow_cap_Bps;        // per route: each flow's cap (transfer_rate_cap_Bps; 0: none)
   std::vector<double> connection_cap_Bps;  // per route: the flows' total cap (0: none)
+  std::vector<int> route_source;           // per route: the GPU whose issue resource it crosses (-1: none)
   R.route_of.resize(nrep);
   const int gpn = topo.gpus_per_node();
   for (std::size_t i = 0; i < nrep; ++i) {
@@ -315,6 +316,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       routes.push_back(std::move(hops));
       flow_cap_Bps.push_back(sched.transfer_rate_cap_Bps);
       connection_cap_Bps.push_back(channel_cap * t.channels);
+      route_source.push_back(t.src < sched.nranks && sched.gpu_issue_cap_Bps > 0 ? t.src : -1);
     }
     R.route_of[i] = it->second;
   }
@@ -402,6 +404,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   double fastest_link_Bps = 0;
   for (auto [it, end] = boost::edges(topo.graph()); it != end; ++it)
     fastest_link_Bps = std::max(fastest_link_Bps, topo.link(*it).bandwidth_Bps);
+  std::map<int, sg4::Link*> issue_links;  // per source GPU (Schedule::gpu_issue_cap_Bps)
   R.route_delay.assign(routes.size(), fifo ? 0.0 : -1.0);
   for (std::size_t i = 0; i < nrep && !fifo; ++i) {
     if (R.route_of[i] < 0) continue;
@@ -428,6 +431,13 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     // A connection's cap: a link of its own, shared by the connection's flows in flight.
     if (connection_cap_Bps[r] > 0)
       path.emplace_back(zone->create_link("connection" + std::to_string(r), connection_cap_Bps[r] * kByteScale)->seal());
+    if (route_source[r] >= 0) {
+      // The source GPU's message-issue resource, shared by all its transfers (Schedule::gpu_issue_cap_Bps).
+      auto [it, fresh] = issue_links.try_emplace(route_source[r], nullptr);
+      if (fresh)
+        it->second = zone->create_link("issue" + std::to_string(route_source[r]), sched.gpu_issue_cap_Bps * kByteScale)->seal();
+      path.emplace_back(it->second);
+    }
     for (const Hop& h : routes[r]) path.emplace_back(platform_link(h));
     zone->add_route(src->get_netpoint(), nullptr, nullptr, nullptr, path, false);
     zone->add_route(nullptr, dst->get_netpoint(), nullptr, nullptr, {}, false);
@@ -549,7 +559,7 @@ bool same_structure(const Schedule& a, const Schedule& b) {
       a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
       a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
-      a.source_channel_cap_Bps != b.source_channel_cap_Bps)
+      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_cap_Bps != b.gpu_issue_cap_Bps)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

@@ -219,7 +219,7 @@ TEST(MoeInput, BadConfigurationsNameTheFlag) {
   };
   EXPECT_NE(with([](MoeConfig& c) { c.top_k = 300; }).find("--topk"), std::string::npos);
   EXPECT_NE(with([](MoeConfig& c) { c.ep = 24, c.experts = 256; }).find("--experts"), std::string::npos);
-  EXPECT_NE(with([](MoeConfig& c) { c.node_limit = -1; }).find("--node-limit"), std::string::npos);
+  EXPECT_NE(with([](MoeConfig& c) { c.node_limit = -1; }).find("--max-nodes"), std::string::npos);
   EXPECT_NE(with([](MoeConfig& c) { c.tokens_per_rank = -5; }).find("--tokens"), std::string::npos);
   EXPECT_NE(with([](MoeConfig& c) { c.gpus_per_node = 3; }).find("--gpus-per-node"), std::string::npos);
   EXPECT_EQ(with([](MoeConfig&) {}), "");

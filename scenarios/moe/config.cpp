@@ -33,10 +33,10 @@ void validate(const MoeConfig& c) {
     throw InputError("--experts", s(c.experts) + " experts do not split into " + s(c.nodes()) +
                                       " equal node groups (nodes = EP / GPUs per node)");
   if (c.node_limit < 0)
-    throw InputError("--node-limit", "node limit must be >= 1 (or 0 for unlimited), got " + s(c.node_limit));
+    throw InputError("--max-nodes", "node limit must be >= 1 (or 0 for unlimited), got " + s(c.node_limit));
   if (c.node_limit > 0 && c.node_limit < c.nodes() &&
       static_cast<std::int64_t>(c.node_limit) * c.experts_per_group() < c.top_k)
-    throw InputError("--node-limit", s(c.node_limit) + " nodes hold " + s(c.node_limit * c.experts_per_group()) +
+    throw InputError("--max-nodes", s(c.node_limit) + " nodes hold " + s(c.node_limit * c.experts_per_group()) +
                                          " experts, fewer than top-k " + s(c.top_k));
 }
 

@@ -37,7 +37,7 @@ struct MoeConfig {
 };
 
 // Throws InputError naming the flag ("--tokens", "--experts", "--topk", "--ep",
-// "--gpus-per-node", "--node-limit", "--hidden") for: negative tokens, hidden < 1, experts < 1,
+// "--gpus-per-node", "--max-nodes", "--hidden") for: negative tokens, hidden < 1, experts < 1,
 // top-k < 1 or > experts, EP < 1, G < 1 or not dividing EP, E not divisible by N (the node
 // groups), node limit < 0, or a node limit whose nodes hold fewer than k experts (M * E/N < k).
 // (E divisible by EP is contiguous placement's rule: contiguous_placement checks it.)
