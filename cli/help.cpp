@@ -1,8 +1,27 @@
 #include <iostream>
 
+#include "algorithms/collectives.h"
 #include "cli/commands.h"
 
 namespace ccsim {
+
+namespace {
+
+// "all_reduce, ..., reduce (root: -r), alltoall, sendrecv": the collectives ccsim predicts, from the
+// registry; the root flag is named after the last collective with a root.
+std::string collectives_line() {
+  std::string s;
+  std::size_t last_rooted = 0;
+  for (const auto& c : collectives()) {
+    if (c.shape == CollectiveShape::None) continue;
+    s += (s.empty() ? "" : ", ") + std::string(c.name);
+    if (c.has_root) last_rooted = s.size();
+  }
+  if (last_rooted > 0) s.insert(last_rooted, " (root: -r)");
+  return s;
+}
+
+}  // namespace
 
 void print_help() {
   std::cout << R"(ccsim )" CCSIM_VERSION R"( - discrete-event simulator of GPU-cluster collective communication
@@ -22,7 +41,7 @@ Usage:
   ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
   ccsim help | --version
 
-Collectives (C): all_reduce, all_gather, reduce_scatter, broadcast, reduce (root: -r), alltoall, sendrecv.
+Collectives (C): )" << collectives_line() << R"(.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
   -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "algorithms/collectives.h"
 #include "algorithms/custom_allreduce.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/p2p.h"
@@ -36,20 +37,6 @@ std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
     size = next;
   }
   return sizes;
-}
-
-void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requested, int type_size, int nranks,
-                               std::uint64_t* size_bytes, std::uint64_t* count) {
-  const std::uint64_t ts = static_cast<std::uint64_t>(type_size);
-  if (nccl_tests_extra_size_and_count(collective, requested, type_size, nranks, size_bytes, count)) return;
-  if (collective == "all_gather" || collective == "reduce_scatter") {
-    const std::uint64_t per_rank = requested / ts / static_cast<std::uint64_t>(nranks);
-    *count = per_rank;
-    *size_bytes = per_rank * ts * static_cast<std::uint64_t>(nranks);
-  } else {
-    *count = requested / ts;
-    *size_bytes = *count * ts;
-  }
 }
 
 std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std::vector<std::string>& labels) {
@@ -229,12 +216,8 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
 }  // namespace
 
 Prediction predict(const Topology& topo, const PredictRequest& req) {
-  const bool chain = is_chain_collective(req.collective), p2p = is_p2p_collective(req.collective);
-  if (req.collective != "all_reduce" && req.collective != "all_gather" && req.collective != "reduce_scatter" && !chain &&
-      !p2p)
-    throw InputError("--collective", "'" + req.collective +
-                                         "' is not available (available: all_reduce, all_gather, reduce_scatter, "
-                                         "broadcast, reduce, alltoall, sendrecv)");
+  const CollectiveInfo& info = collective_info(req.collective);
+  const bool chain = info.shape == CollectiveShape::Chain, p2p = info.shape == CollectiveShape::P2P;
   if (req.calibration && (chain || p2p))
     throw InputError("--calibration", "calibrations describe ring all_reduce / all_gather / reduce_scatter; '" +
                                           req.collective + "' is predicted from the topology only");
@@ -247,13 +230,13 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   const int n = topo.num_gpus();
   const std::vector<std::uint64_t> requested = sweep_sizes(req.sweep);
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
-  const Func func = p2p ? Func::AllReduce : func_from_collective(req.collective);
+  const Func func = info.tuner_func.value_or(Func::AllReduce);
   const NcclTopoSummary summary = summarize_for_nccl(topo);
 
   std::vector<std::uint64_t> sizes, counts;
   for (auto r : requested) {
     std::uint64_t s, c;
-    nccl_tests_size_and_count(req.collective, r, type_size, n, &s, &c);
+    collective_size_and_count(info, r, type_size, n, &s, &c);
     sizes.push_back(s);
     counts.push_back(c);
   }
@@ -319,14 +302,14 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : out.choices[i].nccl_time_us * 1e-6;
   }
 
-  const double factor = busbw_factor(req.collective, n);
+  const double factor = collective_busbw_factor(info, n);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     NcclTestsRow row;
     row.size_bytes = sizes[i];
     row.count = counts[i];
     row.type = req.datatype;
-    row.redop = nccl_tests_redop(req.collective, req.op);
-    row.root = nccl_tests_root(req.collective, req.root);
+    row.redop = collective_redop_column(info, req.op);
+    row.root = collective_root_column(info, req.root);
     const double us = times_s[i] * 1e6;
     const double algbw = us > 0 ? static_cast<double>(sizes[i]) / 1e3 / us : 0.0;  // GB/s
     row.oop_time_us = row.ip_time_us = us;

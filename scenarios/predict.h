@@ -78,11 +78,6 @@ struct Prediction {
   nlohmann::json metadata;     // topology, parameters, ccsim version: recorded in JSON/CSV outputs
 };
 
-// The nccl-tests size column and element count for a requested size: nccl-tests rounds the count
-// down to whole elements (per rank for all_gather / reduce_scatter).
-void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requested, int type_size, int nranks,
-                               std::uint64_t* size_bytes, std::uint64_t* count);
-
 Prediction predict(const Topology& topo, const PredictRequest& request);
 
 // "Ring/LL 8 B..64 KiB; NVLS/Simple 128 KiB..8 GiB": runs of equal labels over the sizes.
