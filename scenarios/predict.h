@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "algorithms/closed_form.h"
 #include "algorithms/step_timing.h"
 #include "algorithms/tuner.h"
 #include "calibrate/calibration.h"
 #include "calibrate/nccl_tests_log.h"
+#include "report/prediction_report.h"
 #include "sim/engine.h"
 #include "topologies/topology.h"
 
@@ -61,6 +60,7 @@ struct SizeChoice {
   Algo nccl_algo = Algo::Ring;     // NCCL's pick (within the filter)
   Proto nccl_proto = Proto::Simple;
   double nccl_time_us = 0;         // NCCL's cost model for its pick
+  double nccl_latency_us = -1;     // its latency term (latency x latCount); -1 where NCCL has no model
   Proto ring_proto = Proto::Simple; // Ring's best protocol at this size (the ring alpha-beta report)
   Algo sim_algo = Algo::Ring;       // what was predicted: replayed by the engine, or the closed form's
   Proto sim_proto = Proto::Simple;
@@ -75,7 +75,9 @@ struct Prediction {
   AlphaBeta alpha_beta;   // of the ring plan with the largest size's protocol, for the report
   double knee_bytes = 0;  // S* = n alpha beta
   std::vector<SimResult> sim;  // engine results per row (empty for the closed form)
-  nlohmann::json metadata;     // topology, parameters, ccsim version: recorded in JSON/CSV outputs
+  // The typed report every output renders (report/prediction_report.h). predict() fills all but the
+  // caller's parts: facts.table_header (nccl-tests flags) and the calibration's file name and notes.
+  PredictionReport report;
 };
 
 Prediction predict(const Topology& topo, const PredictRequest& request);
