@@ -36,6 +36,10 @@ Usage:
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
+  ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
+                 [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
+                 [--collective C] [--ranks N] [--model engine|closed-form]
+                 (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]

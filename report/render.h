@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/prediction_report.h"
+#include "report/validation_report.h"
 
 namespace ccsim {
 
@@ -20,5 +21,13 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report);
 std::string render_prediction_json(const PredictionReport& report);
 // "# key: value" metadata lines, the column names, one line per size (report/csv.cpp).
 std::string render_prediction_csv(const PredictionReport& report);
+
+// `ccsim validate`'s renderings: the text table per size with the verdicts and likely causes
+// (report/validation_text.cpp), JSON (report/validation_json.cpp), CSV with one line per size
+// (report/validation_csv.cpp); HTML in report/html.h.
+std::string render_validation_text(const ValidationReport& report);
+nlohmann::ordered_json validation_json(const ValidationReport& report);
+std::string render_validation_json(const ValidationReport& report);
+std::string render_validation_csv(const ValidationReport& report);
 
 }  // namespace ccsim

@@ -16,17 +16,17 @@ struct LogFacts {
   std::string file;
   int run_index = 0;               // 0-based run inside the file (a log may hold several)
   std::string collective;          // "all_reduce"
-  std::string collective_source;   // "'# Collective test starting' line", "table: redop/root columns and busbw/algbw = 1.750 (2(n-1)/n, n = 8)", "--collective"
+  std::string collective_source;   // "named in the log (...)", "table: redop 'sum', root -1, busbw/algbw 1.7500", "--collective"
   int ranks = 0;
-  std::string ranks_source;        // "device lines", "nThread x nGpus x processes", "busbw/algbw ratio", "--ranks"
+  std::string ranks_source;        // "device list", "busbw/algbw 1.7500 = 2(n-1)/n with n = 8", "--ranks"
   int processes = 0;               // distinct (host, pid) in the device list; 0 when the log has none
   int gpus_per_process = 0;        // nGpus x nThread (-g, -t): one process driving several GPUs pays their launches serially
   int threads_per_process = 0;
   int hosts = 0;                   // distinct hosts in the device list; 0 when the log has none
   std::string nccl_version;        // "2.26.2+cuda12.8", "" when not printed
   std::string nccl_tests_version;  // "2.17.8", "" when not printed
-  std::string datatype, op;        // from the rows ("float", "sum"; op "" when the layout has no redop column)
-  int root = -1;
+  std::string datatype, op;        // from the rows ("float", "sum"; op "" for collectives that do not reduce)
+  int root = -1;                   // -1 for collectives without a root
   bool has_out_of_place = true, has_in_place = true;
   std::vector<std::string> notes;  // what the log lacks or contradicts ("no device list: ranks from ...")
 };

@@ -320,7 +320,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   const int type_size = datatype_size(req.datatype);
   check_nccl_op(req.op);
   const int n = topo.num_gpus();
-  const std::vector<std::uint64_t> requested = sweep_sizes(req.sweep);
+  const std::vector<std::uint64_t> requested = req.sizes.empty() ? sweep_sizes(req.sweep) : req.sizes;
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
   const Func func = info.tuner_func.value_or(Func::AllReduce);
   const NcclTopoSummary summary = summarize_for_nccl(topo);

@@ -34,6 +34,7 @@ std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep);
 struct PredictRequest {
   std::string collective = "all_reduce";
   SizeSweep sweep;
+  std::vector<std::uint64_t> sizes;  // explicit sizes instead of the sweep (validate: a log's size column)
   std::string datatype = "float";
   std::string op = "sum";
   int root = 0;
