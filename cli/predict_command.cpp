@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/algo_options.h"
+#include "cli/predict_options.h"
 #include "cli/topology_options.h"
 #include "topologies/spec.h"
 #include "common/error.h"
@@ -97,28 +98,17 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   } else {
     req.filter = algo_filter_from_args(args);
   }
-  const std::string model = args.get("model", "engine");
-  if (model == "engine")
-    req.model = PredictModel::Engine;
-  else if (model == "closed-form")
-    req.model = PredictModel::ClosedForm;
-  else
-    throw InputError("--model", "unknown model '" + model + "' (expected engine or closed-form)");
+  req.model = model_from_args(args);
   const std::string format = args.get("format", "table");
   if (format != "table" && format != "json" && format != "csv")
     throw InputError("--format", "unknown format '" + format + "' (expected table, json or csv)");
 
   std::string source;
   nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
-  Calibration calibration;
-  std::vector<std::string> calibration_notes;
-  if (args.has("calibration")) {
-    calibration = load_calibration(args.get("calibration"));
-    const CalibrationEffect effect = calibration_effect(calibration, spec, StepTiming{});
-    for (const auto& o : effect.spec_overrides) apply_override(spec, o, args.get("calibration"));
-    req.calibration = &calibration;
-    req.calibrated_timing = effect.timing;
-    calibration_notes = effect.notes;
+  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
+  if (calibration) {
+    req.calibration = &calibration->calibration;
+    req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
   Prediction p = predict(topo, req);
@@ -131,9 +121,9 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
                                      : std::to_string(req.sweep.step_bytes) + "(bytes)";
   h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
   h.iters = parse_int_arg(args, "iters", 20, 1);
-  if (req.calibration) {
-    report.facts.calibration_file = args.get("calibration");
-    report.facts.calibration_notes = calibration_notes;
+  if (calibration) {
+    report.facts.calibration_file = calibration->file;
+    report.facts.calibration_notes = calibration->notes;
   }
 
   const std::string text = format == "table" ? render_prediction_table(report)

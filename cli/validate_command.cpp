@@ -4,9 +4,9 @@
 // 1: some size outside it; 2: bad input (docs/validate.md).
 #include <iostream>
 
-#include "calibrate/calibration.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/predict_options.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/output_file.h"
@@ -61,10 +61,7 @@ int run_validate(const std::vector<std::string>& argv) {
     if (!(opts.tolerance_pct > 0))
       throw InputError("--tolerance", "must be a percentage above 0, got '" + args.get("tolerance") + "'");
   }
-  const std::string model = args.get("model", "engine");
-  if (model == "engine") opts.model = PredictModel::Engine;
-  else if (model == "closed-form") opts.model = PredictModel::ClosedForm;
-  else throw InputError("--model", "unknown model '" + model + "' (expected engine or closed-form)");
+  opts.model = model_from_args(args);
   opts.engine.parallel_jobs = parse_int_arg(args, "jobs", 2, 1);
   opts.overrides.collective = args.get("collective", "");
   opts.overrides.ranks = args.has("ranks") ? parse_int_arg(args, "ranks", 0, 1) : 0;
@@ -78,13 +75,10 @@ int run_validate(const std::vector<std::string>& argv) {
   // The hardware: everything a log cannot say.
   std::string source;
   nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
-  Calibration calibration;
-  if (args.has("calibration")) {
-    calibration = load_calibration(args.get("calibration"));
-    const CalibrationEffect effect = calibration_effect(calibration, spec, StepTiming{});
-    for (const auto& o : effect.spec_overrides) apply_override(spec, o, args.get("calibration"));
-    opts.calibration = &calibration;
-    opts.calibrated_timing = effect.timing;
+  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
+  if (calibration) {
+    opts.calibration = &calibration->calibration;
+    opts.calibrated_timing = calibration->timing;
   }
   DebugFacts debug;
   if (args.has("nccl-debug")) debug = read_debug_facts(args.get("nccl-debug"));

@@ -2,28 +2,15 @@
 // so that the file loads into a spreadsheet or pandas as one table.
 #include "report/render.h"
 
-#include <charconv>
 #include <cmath>
+
+#include "scenarios/report_formats.h"
 
 namespace ccsim {
 namespace {
 
-std::string shortest(double v) {
-  if (!std::isfinite(v)) return "";
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, r.ptr);
-}
-
-std::string field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
+// Non-finite numbers (an error against a zero prediction) are empty fields.
+std::string shortest(double v) { return std::isfinite(v) ? shortest_double_text(v) : std::string(); }
 
 }  // namespace
 
@@ -34,11 +21,11 @@ std::string render_validation_csv(const ValidationReport& report) {
        "measured_busbw_GBps,predicted_busbw_GBps,nccl_algorithm,nccl_protocol,predicted\n";
   for (const ValidatedRun& run : report.runs)
     for (const ValidatedSize& v : run.sizes)
-      s += field(run.log.file) + "," + std::to_string(run.log.run_index) + "," + run.log.collective + "," +
+      s += csv_field(run.log.file) + "," + std::to_string(run.log.run_index) + "," + run.log.collective + "," +
            std::to_string(run.log.ranks) + "," + std::to_string(v.size_bytes) + "," + shortest(v.measured_time_us) + "," +
            shortest(v.predicted_time_us) + "," + shortest(v.error) + "," + (v.within_tolerance ? "true" : "false") + "," +
            (v.latency_side ? "latency" : "bandwidth") + "," + shortest(v.measured_busbw_GBps) + "," +
-           shortest(v.predicted_busbw_GBps) + "," + v.nccl_algorithm + "," + v.nccl_protocol + "," + field(v.predicted) +
+           shortest(v.predicted_busbw_GBps) + "," + v.nccl_algorithm + "," + v.nccl_protocol + "," + csv_field(v.predicted) +
            "\n";
   return s;
 }
