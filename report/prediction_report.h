@@ -19,7 +19,7 @@ namespace ccsim {
 struct ReportLink {
   std::string from, to;     // vertex names, in the direction of traffic
   std::string label;        // link description ("nvlink ...", "ib ...")
-  std::string link_class;   // to_string(LinkKind): "nvlink", "pcie", "network", ...
+  std::string link_class;   // to_string(LinkKind): "NVLink", "PCIe", "network", ...
   double bandwidth_GBps = 0;
   double bytes = 0;         // carried in this direction over the operation
   double busy_us = 0;       // time with at least one flow on it

@@ -430,5 +430,31 @@ TEST(ValidateCli, HtmlJsonAndCsv) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 4 + 1 + 28);  // metadata, header, sizes
 }
 
+
+TEST(ValidateCli, CcsimsOwnPredictionValidatesAgainstItself) {
+  // ccsim's table is nccl-tests >= 2.17's layout ("# Collective test starting", no device list): fed
+  // back, validate must infer the same run and find every size within the printed digits' rounding.
+  struct Case {
+    std::string perf, extra;
+  };
+  for (const Case& c : {Case{"all_reduce_perf -b 8 -e 1G -f 8 --nodes 2", ""},
+                        Case{"all_gather_perf -b 1K -e 1G -f 8 --nodes 2", ""},
+                        Case{"broadcast_perf -b 1K -e 1G -f 8 -r 3 --nodes 2", "--ranks 16"},
+                        Case{"alltoall_perf -b 1M -e 1G -f 4 -d double --nodes 2", ""}}) {
+    const CliRun predicted = ccsim(c.perf + " --model closed-form");
+    ASSERT_EQ(predicted.code, 0) << predicted.err;
+    const std::string log = write_temp("self.txt", predicted.out);
+    const CliRun v = ccsim("validate " + log + " --nodes 2 --model closed-form --tolerance 1 --format json " + c.extra);
+    EXPECT_EQ(v.code, 0) << c.perf << ": " << v.err << v.out;
+    if (v.code == 2) continue;
+    const auto doc = nlohmann::json::parse(v.out);
+    const auto& run = doc["runs"][0];
+    EXPECT_EQ(run["log"]["ranks"], 16) << c.perf;
+    EXPECT_EQ(run["log"]["collective"], c.perf.substr(0, c.perf.find("_perf"))) << c.perf;
+    for (const auto& s : run["sizes"]) EXPECT_LT(std::fabs(s["error"].get<double>()), 0.01) << c.perf << " " << s;
+    std::remove(log.c_str());
+  }
+}
+
 }  // namespace
 }  // namespace ccsim
