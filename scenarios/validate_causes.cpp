@@ -171,7 +171,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         "the NICs NCCL found");
     bw_explained = true;
   }
-  if (ring_only && bw.present && (bw_slow || (debug.present && !debug.nvls)) && topo.nvls_capable &&
+  if (ring_only && bw.present && ring_plateau_GBps > 0 && (bw_slow || (debug.present && !debug.nvls)) && topo.nvls_capable &&
       run.sizes.back().nccl_algorithm.rfind("NVLS", 0) == 0 &&
       std::fabs(bw.measured_GBps / ring_plateau_GBps - 1) < std::fabs(bw.ratio() - 1)) {
     std::string ev = plateau_text(bw) + " with " + largest_choice(run) + "; the Ring-only prediction (" +
@@ -191,6 +191,24 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         set + " echoed in " + debug.file + "; ccsim predicted NCCL's default choice (" + largest_choice(run) +
             " at the largest size)",
         "unset them unless intended, or predict the same restriction: ccsim predict --algo ... --proto ...");
+  }
+  if (debug.present && !debug.algorithms.empty() && (bw_slow || lat_slow)) {
+    // NCCL printed its choices (NCCL_DEBUG_SUBSYS=TUNING or COLL lines): compare with ccsim's assumption.
+    std::vector<std::string> assumed;
+    for (const auto& s : run.sizes)
+      if (std::find(assumed.begin(), assumed.end(), s.nccl_algorithm) == assumed.end()) assumed.push_back(s.nccl_algorithm);
+    std::vector<std::string> missing;
+    for (const auto& a : assumed)
+      if (std::find(debug.algorithms.begin(), debug.algorithms.end(), a) == debug.algorithms.end()) missing.push_back(a);
+    if (!missing.empty()) {
+      std::string printed, absent;
+      for (const auto& a : debug.algorithms) printed += (printed.empty() ? "" : ", ") + a;
+      for (const auto& a : missing) absent += (absent.empty() ? "" : ", ") + a;
+      add("nccl-chose-otherwise", "NCCL ran other algorithms than ccsim's tuner assumed",
+          debug.file + " shows NCCL choosing " + printed + "; ccsim assumed " + absent + " for some sizes",
+          "a tuner plugin, NCCL_ALGO, or a NCCL version whose tuning differs from " + run.prediction.facts.cost_model +
+              "; predict with the algorithms NCCL used (ccsim predict --algo ...) to see whether the rest agrees");
+    }
   }
   if (bw_slow && bw.present && nodes == 1 && !bw_explained) {
     std::string ev = plateau_text(bw) + " with " + largest_choice(run) + " over NVLink";

@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "scenarios/validate.h"
+#include "scenarios/validate_causes.h"
 #include "scenarios/validate_debug.h"
 #include "scenarios/validate_log.h"
 #include "topologies/spec.h"
@@ -341,6 +342,22 @@ TEST(Validate, H100TwoNodesAboveTheRingLimitIsNotAnError) {
   EXPECT_NE(cause(run, "straggler").evidence.find("256 B: out-of-place 94.40 us"), std::string::npos);
   EXPECT_FALSE(has_cause(run, "gdr-off"));
   EXPECT_FALSE(has_cause(run, "nic-missing-or-slow"));
+}
+
+TEST(Validate, DebugLogChoicesAgainstTheAssumedAlgorithms) {
+  // An NCCL_DEBUG log printing only Tree choices, against a run ccsim predicts as Ring (one A100 node),
+  // and a latency side slower than predicted: NCCL's own choices are named.
+  const nlohmann::json spec = load_topology_spec("hgx-a100");
+  const ValidatedRun run = validate_text(as_printed("nccl-tests/a100x8-1node-allreduce.txt"), spec, "hgx-a100",
+                                   PredictModel::ClosedForm);
+  DebugFacts debug;
+  debug.present = true;
+  debug.file = "debug.log";
+  debug.algorithms = {"Tree"};
+  const auto causes = likely_causes(run, build_topology(spec, "hgx-a100"), debug, nullptr, 0.2);
+  const auto it = std::find_if(causes.begin(), causes.end(), [](const LikelyCause& c) { return c.id == "nccl-chose-otherwise"; });
+  ASSERT_NE(it, causes.end());
+  EXPECT_NE(it->evidence.find("debug.log shows NCCL choosing Tree; ccsim assumed Ring"), std::string::npos) << it->evidence;
 }
 
 TEST(Validate, RanksPerHostMustMatchTheHardware) {
