@@ -11,6 +11,7 @@ int run_topo(const std::vector<std::string>& args);
 int run_schedule(const std::vector<std::string>& args);
 int run_explain(const std::vector<std::string>& args);
 int run_moe(const std::vector<std::string>& args);
+int run_validate(const std::vector<std::string>& args);
 void print_help();
 
 }  // namespace ccsim

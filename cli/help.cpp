@@ -1,8 +1,27 @@
 #include <iostream>
 
+#include "algorithms/collectives.h"
 #include "cli/commands.h"
 
 namespace ccsim {
+
+namespace {
+
+// "all_reduce, ..., reduce (root: -r), alltoall, sendrecv": the collectives ccsim predicts, from the
+// registry; the root flag is named after the last collective with a root.
+std::string collectives_line() {
+  std::string s;
+  std::size_t last_rooted = 0;
+  for (const auto& c : collectives()) {
+    if (c.shape == CollectiveShape::None) continue;
+    s += (s.empty() ? "" : ", ") + std::string(c.name);
+    if (c.has_root) last_rooted = s.size();
+  }
+  if (last_rooted > 0) s.insert(last_rooted, " (root: -r)");
+  return s;
+}
+
+}  // namespace
 
 void print_help() {
   std::cout << R"(ccsim )" CCSIM_VERSION R"( - discrete-event simulator of GPU-cluster collective communication
@@ -17,6 +36,10 @@ Usage:
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
+  ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
+                 [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
+                 [--collective C] [--ranks N] [--model engine|closed-form]
+                 (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
@@ -28,7 +51,7 @@ Usage:
   ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
   ccsim help | --version
 
-Collectives (C): all_reduce, all_gather, reduce_scatter, broadcast, reduce (root: -r), alltoall, sendrecv.
+Collectives (C): )" << collectives_line() << R"(.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
   -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
