@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/algo_options.h"
+#include "cli/predict_trace.h"
 #include "cli/topology_options.h"
 #include "topologies/spec.h"
 #include "common/error.h"
@@ -56,6 +57,7 @@ std::vector<OptionSpec> predict_specs() {
       {"", "jobs", true, false},
       {"", "no-symmetry", false, false},
       {"", "no-merge", false, false},
+      {"", "trace", true, false},
       {"h", "help", false, false},
   };
   for (auto& s : topology_option_specs()) specs.push_back(s);
@@ -125,6 +127,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   }
   const Topology topo = build_topology(spec, source);
   const Prediction p = predict(topo, req);
+  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
 
   std::string text;
   if (format == "table") {
