@@ -12,23 +12,13 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/fd_write.h"
 
 namespace ccsim {
 
 namespace {
 
 // Message framing as in sim/isolated_run.cpp: a status byte ('O' ok, 'I' input error, 'E' other) and the payload.
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t w = ::write(fd, data, size);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    data += w;
-    size -= static_cast<std::size_t>(w);
-  }
-}
 
 struct Running {
   std::size_t index = 0;
@@ -59,8 +49,8 @@ Running start(std::size_t index, const std::function<std::string(std::size_t)>& 
       status = 'E';
       payload = e.what();
     }
-    write_all(fds[1], &status, 1);
-    write_all(fds[1], payload.data(), payload.size());
+    write_all_fd(fds[1], &status, 1);
+    write_all_fd(fds[1], payload.data(), payload.size());
     ::close(fds[1]);
     ::_exit(0);  // skip static destructors (SimGrid's teardown)
   }
