@@ -12,6 +12,7 @@ int run_schedule(const std::vector<std::string>& args);
 int run_explain(const std::vector<std::string>& args);
 int run_moe(const std::vector<std::string>& args);
 int run_validate(const std::vector<std::string>& args);
+int run_scenario_command(const std::vector<std::string>& args);  // ccsim run
 void print_help();
 
 }  // namespace ccsim

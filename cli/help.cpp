@@ -30,7 +30,7 @@ Usage:
   ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
                 [--collective C] [--format table|json|csv]
                 [--output FILE] [--model engine|closed-form] [--algo A] [--proto P]
-                [--channels N] [--jobs N]
+                [--channels N] [--jobs N] [--trace TRACE.json]
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf | broadcast_perf | reduce_perf |
         alltoall_perf | sendrecv_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
@@ -49,6 +49,8 @@ Usage:
             [--dispatch-dtype fp8|bf16] [--combine-dtype fp8|bf16] [--pure-rdma] [--expert-compute-us US]
             [--format table|json|csv] [--output FILE] [--matrix FILE]      (one MoE layer, docs/moe.md)
   ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
+  ccsim run SCENARIO.json -o DIR [--jobs N] [-q]   (what-if matrix: DIR/results.json, results.csv, report.html;
+                                                   docs/scenarios.md)
   ccsim help | --version
 
 Collectives (C): )" << collectives_line() << R"(.
@@ -61,6 +63,8 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   closed-form gives NCCL 2.30.7's cost model for every size. alltoall and sendrecv are NCCL's
   grouped send/recv (no tuner: LL or Simple per message, docs/collectives.md).
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
+--trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
+  rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
 Presets: dgx-h100, hgx-a100, pcie-gen4-8gpu (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/algo_options.h"
 #include "cli/predict_options.h"
+#include "cli/predict_trace.h"
 #include "cli/topology_options.h"
 #include "topologies/spec.h"
 #include "common/error.h"
@@ -54,6 +55,7 @@ std::vector<OptionSpec> predict_specs() {
       {"", "jobs", true, false},
       {"", "no-symmetry", false, false},
       {"", "no-merge", false, false},
+      {"", "trace", true, false},
       {"h", "help", false, false},
   };
   for (auto& s : topology_option_specs()) specs.push_back(s);
@@ -112,6 +114,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   }
   const Topology topo = build_topology(spec, source);
   Prediction p = predict(topo, req);
+  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
   PredictionReport& report = p.report;
   NcclTestsHeader& h = report.facts.table_header;
   h.ngpus = parse_int_arg(args, "ngpus", 1, 1);

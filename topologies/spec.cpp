@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/json_text.h"
 #include "common/units.h"
 #include "topologies/presets.h"
 #include "topologies/routing.h"
@@ -190,31 +191,6 @@ std::string stem(const std::string& path) {
   return s;
 }
 
-json parse_json_text(const std::string& text, const std::string& where) {
-  try {
-    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    const std::size_t limit = std::min<std::size_t>(e.byte, text.size());
-    std::size_t line = 1, col = 0;
-    for (std::size_t i = 0; i < limit; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 0;
-      } else {
-        ++col;
-      }
-    }
-    if (col == 0) col = 1;
-    std::string msg = e.what();
-    const auto at = msg.find("parse error");
-    if (at != std::string::npos) {
-      const auto colon = msg.find(": ", at);
-      if (colon != std::string::npos) msg = msg.substr(colon + 2);
-    }
-    throw InputError(where + ": line " + std::to_string(line) + ", column " + std::to_string(col), msg);
-  }
-}
-
 const char* transport_label(Transport t) {
   switch (t) {
     case Transport::InfiniBand: return "IB";
@@ -262,7 +238,7 @@ double default_transport_latency_s(Transport t) {
 json load_topology_spec(const std::string& preset_or_file) {
   const auto& presets = embedded_presets();
   const auto it = presets.find(preset_or_file);
-  if (it != presets.end()) return parse_json_text(it->second, "preset " + preset_or_file);
+  if (it != presets.end()) return parse_json_text<json>(it->second, "preset " + preset_or_file);
   std::ifstream in(preset_or_file, std::ios::binary);
   if (!in) {
     const bool looks_like_file =
@@ -273,7 +249,7 @@ json load_topology_spec(const std::string& preset_or_file) {
   }
   std::ostringstream buf;
   buf << in.rdbuf();
-  return parse_json_text(buf.str(), preset_or_file);
+  return parse_json_text<json>(buf.str(), preset_or_file);
 }
 
 void apply_override(json& spec, const std::string& assignment, const std::string& where) {
