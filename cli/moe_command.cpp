@@ -1,6 +1,7 @@
 // `ccsim moe`: one MoE layer's expert-parallel dispatch and combine under a routing skew, per transport
 // (docs/moe.md). Flags describe one layer; a scenario file (scenarios/moe-*.json) lists several runs that
 // share a base, each written with the same keys as the flags (so one set of rules and error messages).
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "common/error.h"
 #include "common/output_file.h"
 #include "scenarios/moe/layer_report.h"
+#include "topologies/spec.h"
 
 namespace ccsim {
 namespace {

@@ -82,7 +82,7 @@ PhaseReport phase_report(const Topology& topo, const PhaseTraffic& traffic, cons
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const Transfer& t = w.composed.transfers[i];
     if (t.is_marker()) continue;
-    for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) load.add(h, t.bytes);
+    for (const ccsim::Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) load.add(h, t.bytes);
   }
   p.transfers = range.end - range.begin;
   const LinkLoad::Busiest busiest = load.busiest();
