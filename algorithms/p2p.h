@@ -36,6 +36,9 @@ constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BAT
 constexpr double kP2pNetChunkBytes = 128.0 * 1024;  // NCCL_P2P_NET_CHUNKSIZE
 constexpr double kP2pNvlChunkBytes = 512.0 * 1024;  // NCCL_P2P_NVL_CHUNKSIZE
 constexpr double kP2pPciChunkBytes = 128.0 * 1024;  // NCCL_P2P_PCI_CHUNKSIZE
+// Engine slots per connection: NCCL_STEPS, P2P slice steps 1. A connection carries one record per
+// wave at most, so the slots bind only beyond 8 waves.
+constexpr int kP2pPipelineDepth = nccl230::kSteps;
 constexpr double kP2pLLStepWireBytes = nccl230::kLLBuffBytes / nccl230::kSteps;  // NCCL LL buffer 524288 B / NCCL_STEPS
 
 // NCCL's P2P parameters of a communicator on a topology.

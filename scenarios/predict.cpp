@@ -97,7 +97,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
     return c;
   }
   if (is_p2p_collective(req.collective)) {
-    c.nccl_algo = c.sim_algo = Algo::Ring;  // no NCCL algorithm: grouped send/recv
+    c.p2p = true;  // grouped send/recv: no NCCL algorithm, no tuner
     c.nccl_proto = c.ring_proto = c.sim_proto = p2p_protocol(topo, summary, req.collective, static_cast<double>(size));
     c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
     return c;
@@ -349,10 +349,10 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   nlohmann::json per_size = nlohmann::json::array();
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const auto& c = out.choices[i];
-    nccl_labels.push_back(p2p ? c.simulated : std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
+    nccl_labels.push_back(c.p2p ? c.simulated : std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
     sim_labels.push_back(c.simulated);
     per_size.push_back({{"size_bytes", sizes[i]},
-                        {"nccl_algorithm", p2p ? "P2P" : to_string(c.nccl_algo)},
+                        {"nccl_algorithm", c.p2p ? "P2P" : to_string(c.nccl_algo)},
                         {"nccl_protocol", to_string(c.nccl_proto)},
                         {"nccl_model_time_us", c.nccl_time_us},
                         {"predicted", c.simulated}});
