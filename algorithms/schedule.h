@@ -89,6 +89,13 @@ struct Schedule {
   int num_endpoints() const { return nranks + static_cast<int>(switches.size()); }
   std::vector<Transfer> transfers;      // dependencies always point to earlier transfers
   std::vector<std::uint32_t> deps;
+  // Whose finish time (SimResult::rank_finish_s) each record's end counts for. Empty (the default):
+  // every record counts for its src and dst. Otherwise a CSR over the records: record i counts for
+  // finish_ranks[finish_begin[i] .. finish_begin[i + 1]). P2P schedules that carry the cross-node
+  // messages of several GPUs in one record (PXN aggregation, algorithms/p2p.h) name the messages'
+  // senders and receiver there, and their NVLink legs to the relay GPU count for nobody.
+  std::vector<std::uint32_t> finish_begin;
+  std::vector<int> finish_ranks;
 
   // Appends a transfer with the given dependencies and returns its index.
   std::uint32_t add(Transfer t, const std::vector<std::uint32_t>& depends_on);

@@ -44,7 +44,7 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     out.schedule = find_collective(collective)->p2p == P2pPattern::RingNeighbour ? sendrecv_schedule(topo, cfg, size_bytes)
                                                                                   : alltoall_schedule(topo, cfg, size_bytes);
     out.proto = p2p_protocol(topo, summary, collective, size_bytes);
-    out.pipeline_depth = 8;  // NCCL_STEPS slots, P2P slice steps 1 (one record per message: no effect)
+    out.pipeline_depth = kP2pPipelineDepth;
     out.label = std::string("P2P/") + to_string(out.proto);
     return out;
   }

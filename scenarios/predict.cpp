@@ -175,7 +175,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
     return c;
   }
   if (is_p2p_collective(req.collective)) {
-    c.nccl_algo = c.sim_algo = Algo::Ring;  // no NCCL algorithm: grouped send/recv
+    c.p2p = true;  // grouped send/recv: no NCCL algorithm, no tuner
     c.nccl_proto = c.ring_proto = c.sim_proto = p2p_protocol(topo, summary, req.collective, static_cast<double>(size));
     c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
     return c;

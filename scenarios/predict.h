@@ -66,6 +66,8 @@ struct SizeChoice {
   Algo sim_algo = Algo::Ring;       // what was predicted: replayed by the engine, or the closed form's
   Proto sim_proto = Proto::Simple;
   bool custom = false;              // vLLM's custom all-reduce (sim_algo/sim_proto unused)
+  bool p2p = false;                 // NCCL's P2P path (sendrecv, alltoall): no algorithm and no tuner;
+                                    // sim_proto/nccl_proto are the messages' protocol, the algos unused
   bool by_engine = true;            // false: NCCL's cost model of its choice (the engine cannot replay it here)
   std::string simulated;            // "Tree/LL", "CollNetDirect/Simple (NCCL cost model: ...)", "Ring (calibrated)"
 };

@@ -478,8 +478,15 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       continue;
     }
     result.time_s = std::max(result.time_s, R.end[r]);
-    if (t.src < original.nranks) result.rank_finish_s[t.src] = std::max(result.rank_finish_s[t.src], R.end[r]);
-    if (t.dst < original.nranks) result.rank_finish_s[t.dst] = std::max(result.rank_finish_s[t.dst], R.end[r]);
+    const auto finish = [&](int rank) {
+      if (rank < original.nranks) result.rank_finish_s[rank] = std::max(result.rank_finish_s[rank], R.end[r]);
+    };
+    if (original.finish_begin.empty()) {
+      finish(t.src);
+      finish(t.dst);
+    } else {
+      for (std::uint32_t k = original.finish_begin[i]; k < original.finish_begin[i + 1]; ++k) finish(original.finish_ranks[k]);
+    }
     if (options.record_transfers) {
       result.transfer_start_s[i] = R.start[r];
       result.transfer_end_s[i] = R.end[r];
@@ -559,7 +566,8 @@ bool same_structure(const Schedule& a, const Schedule& b) {
       a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
       a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
-      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_cap_Bps != b.gpu_issue_cap_Bps)
+      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_cap_Bps != b.gpu_issue_cap_Bps ||
+      a.finish_begin != b.finish_begin || a.finish_ranks != b.finish_ranks)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

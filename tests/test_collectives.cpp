@@ -193,7 +193,9 @@ TEST(P2p, AlltoallSendsToEveryPeerThroughTheRailOfTheDestination) {
   const NcclTopoSummary sum = summarize_for_nccl(topo);
   const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
   const double size = 16.0 * 1024 * 1024;
-  const Schedule s = alltoall_schedule(topo, c, size, {});
+  P2pScheduleOptions one_record_per_message;
+  one_record_per_message.aggregate_pxn = false;
+  const Schedule s = alltoall_schedule(topo, c, size, one_record_per_message);
   ASSERT_EQ(s.transfers.size(), 16u * 15u);
   for (const auto& t : s.transfers) {
     EXPECT_DOUBLE_EQ(t.bytes, size / 16);
