@@ -86,6 +86,9 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     if (!(req.sweep.step_factor >= 1))
       throw InputError(args.spelled("stepfactor"), "step factor must be >= 1, got '" + args.get("stepfactor") + "'");
   }
+  // Refused above the limits before any work; a long sweep is said up front (docs/errors.md).
+  if (const std::size_t n = sweep_sizes(req.sweep).size(); n > kWarnSweepSizes)
+    std::cerr << "ccsim: warning: " << n << " sizes to predict (above " << kWarnSweepSizes << ")\n";
   req.datatype = args.get("datatype", "float");
   req.op = args.get("op", "sum");
   req.root = parse_int_arg(args, "root", 0, 0);
@@ -113,6 +116,15 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
+  // The engine replays every transfer of NCCL's schedule: a ring holds about 16 n^2 records (1024
+  // GPUs: 16.8 M records, 8 s, 1.4 GiB, docs/performance.md), so 2048 GPUs need ~4x that. Beyond,
+  // refuse up front rather than run for minutes and exhaust memory.
+  constexpr int kMaxEngineGpus = 2048;
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxEngineGpus)
+    throw InputError(args.has("nodes") ? "--nodes" : source,
+                     std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
+                         std::to_string(kMaxEngineGpus) + " (its schedules grow as GPUs squared: ~6 GiB and a minute at " +
+                         std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
   Prediction p = predict(topo, req);
   if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
   PredictionReport& report = p.report;

@@ -1,6 +1,7 @@
 #include "scenarios/predict.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 
 #include "algorithms/collectives.h"
@@ -11,6 +12,7 @@
 #include "algorithms/step_timing.h"
 #include "common/units.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "scenarios/collective_schedule.h"
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/nccl_types.h"
@@ -19,6 +21,37 @@
 
 namespace ccsim {
 
+namespace {
+
+// Refuses sweeps that would stall after one size or exceed the documented limits (docs/errors.md),
+// before any size is materialised: `-i 1` from 0 to 1T would be 10^12 rows.
+void check_sweep_limits(const SizeSweep& sweep) {
+  if (sweep.max_bytes > kMaxSweepBytes)
+    throw InputError("-e", "maximum size " + std::to_string(sweep.max_bytes) + " bytes is above ccsim's limit of 1 PiB (" +
+                               std::to_string(kMaxSweepBytes) + " bytes; no GPU holds such a buffer)");
+  if (sweep.min_bytes >= sweep.max_bytes) return;
+  std::uint64_t count = 0;
+  if (sweep.step_factor > 1) {
+    // nccl-tests multiplies in double and truncates: a factor too small for -b never grows it.
+    const auto next = static_cast<std::uint64_t>(static_cast<double>(sweep.min_bytes) * sweep.step_factor);
+    if (next <= sweep.min_bytes)
+      throw InputError("-f", strprintf("step factor %.17g does not grow -b %llu (it rounds back to %llu): the sweep would "
+                                       "stop after one size; use a larger -b or -f, or -i",
+                                       sweep.step_factor, static_cast<unsigned long long>(sweep.min_bytes),
+                                       static_cast<unsigned long long>(next)));
+    count = static_cast<std::uint64_t>(std::log(static_cast<double>(sweep.max_bytes) / sweep.min_bytes) /
+                                       std::log(sweep.step_factor)) + 1;
+  } else if (sweep.step_bytes > 0) {
+    count = (sweep.max_bytes - sweep.min_bytes) / sweep.step_bytes + 1;
+  }
+  if (count > kMaxSweepSizes)
+    throw InputError(sweep.step_factor > 1 ? "-f" : "-i",
+                     "the sweep from -b to -e has " + std::to_string(count) + " sizes, above ccsim's limit of " +
+                         std::to_string(kMaxSweepSizes) + " (use a larger step)");
+}
+
+}  // namespace
+
 std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
   std::vector<std::uint64_t> sizes;
   if (sweep.min_bytes > sweep.max_bytes)
@@ -26,6 +59,7 @@ std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
                                std::to_string(sweep.max_bytes));
   if (sweep.step_factor <= 1 && sweep.step_bytes == 0 && sweep.min_bytes != sweep.max_bytes)
     throw InputError("-i", "step of 0 bytes with -f <= 1 would never reach -e");
+  check_sweep_limits(sweep);
   for (std::uint64_t size = sweep.min_bytes; size <= sweep.max_bytes;) {
     sizes.push_back(size);
     std::uint64_t next;

@@ -28,7 +28,15 @@ struct SizeSweep {
   std::uint64_t step_bytes = 1ull << 20;
 };
 
-// The sizes nccl-tests visits: min, then *factor (or +step) while <= max.
+// Limits of a sweep (docs/errors.md): above 100,000 sizes even the closed-form model prints a
+// table nobody reads; sizes above 1 PiB are beyond any GPU's memory.
+inline constexpr std::uint64_t kMaxSweepSizes = 100000;
+inline constexpr std::uint64_t kMaxSweepBytes = 1ull << 50;
+// Above this many sizes, the commands warn on stderr that the engine will take a while.
+inline constexpr std::uint64_t kWarnSweepSizes = 1000;
+
+// The sizes nccl-tests visits: min, then *factor (or +step) while <= max. InputError for sweeps
+// above the limits and factors that do not grow -b.
 std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep);
 
 struct PredictRequest {

@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -14,6 +15,8 @@
 #include <cstdlib>
 
 #include "algorithms/endpoint_route.h"
+#include "common/error.h"
+#include "common/text.h"
 #include "sim/isolated_run.h"
 #include "sim/merge.h"
 #include "sim/symmetry.h"
@@ -24,6 +27,32 @@ namespace sg4 = simgrid::s4u;
 namespace ccsim {
 
 namespace {
+
+// CCSIM_SIMGRID_CFG (docs/engine.md): one SimGrid `KEY:VALUE` among the solver settings the engine's
+// comparisons vary. Anything else is refused here, in one line, instead of by SimGrid's xbt with a
+// backtrace (or silently changing what the engine models).
+std::string checked_simgrid_cfg(const std::string& cfg) {
+  static const char* const keys[] = {"network/model",         "network/optim",          "network/latency-factor",
+                                     "network/bandwidth-factor", "network/TCP-gamma",    "network/crosstraffic",
+                                     "network/weight-S",      "network/maxmin-selective-update",
+                                     "maxmin/precision",      "surf/precision",         "precision/timing",
+                                     "precision/work-amount", "maxmin/concurrency-limit"};
+  const auto colon = cfg.find(':');
+  const std::string key = cfg.substr(0, colon);
+  const std::string value = colon == std::string::npos ? "" : cfg.substr(colon + 1);
+  std::string valid;
+  bool known = false;
+  for (const char* k : keys) {
+    known = known || key == k;
+    valid += (valid.empty() ? "" : ", ") + std::string(k);
+  }
+  bool plain = !value.empty();
+  for (char c : value) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == '_');
+  if (!known || !plain)
+    throw InputError("CCSIM_SIMGRID_CFG", "expected KEY:VALUE with KEY one of " + valid + " (got '" +
+                                              cut_for_message(cfg) + "')");
+  return cfg;
+}
 
 // CCSIM_PROFILE=1 prints the wall time of each engine phase on stderr (docs/performance.md).
 double prof_now() {
@@ -377,7 +406,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
                                    "--cfg=network/TCP-gamma:0",
                                    "--cfg=network/crosstraffic:0",
                                    "--cfg=contexts/stack-size:128"};
-  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back(std::string("--cfg=") + extra);
+  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back("--cfg=" + checked_simgrid_cfg(extra));
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());

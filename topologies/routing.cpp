@@ -131,8 +131,38 @@ Route reverse_route(const Route& route) {
   return r;
 }
 
+namespace {
+// Dijkstra from a to b over the whole graph (inside a's node when a and b share one).
+Route node_route(const Topology& topo, VertexId a, VertexId b);
+}  // namespace
+
 Route route_between(const Topology& topo, VertexId a, VertexId b) {
   if (a == b) return {};
+  const Graph& g = topo.graph();
+  const int node_a = g[a].node, node_b = g[b].node;
+  const bool same_node = node_a >= 0 && node_a == node_b;
+  const std::size_t block = topo.node_vertex_block();
+  if (same_node && block > 0) {
+    // Inside a node the search never leaves it: node 0's route (computed once, over the same local
+    // structure, so with the same ties) moved to node n. Dijkstra over the whole graph per call was
+    // quadratic in the node count.
+    const std::size_t base = static_cast<std::size_t>(node_a) * block;
+    const VertexId a0 = a - base, b0 = b - base;
+    const std::uint64_t key = (static_cast<std::uint64_t>(a0) << 32) | static_cast<std::uint64_t>(b0);
+    auto it = topo.node0_route_cache.find(key);
+    if (it == topo.node0_route_cache.end()) it = topo.node0_route_cache.emplace(key, node_route(topo, a0, b0)).first;
+    if (base == 0) return it->second;
+    Route r;
+    r.reserve(it->second.size());
+    for (const Hop& h : it->second) r.push_back(make_hop(topo, hop_from(topo, h) + base, hop_to(topo, h) + base));
+    return r;
+  }
+  return node_route(topo, a, b);
+}
+
+namespace {
+
+Route node_route(const Topology& topo, VertexId a, VertexId b) {
   const Graph& g = topo.graph();
   const int node_a = g[a].node, node_b = g[b].node;
   const bool same_node = node_a >= 0 && node_a == node_b;
@@ -169,6 +199,8 @@ Route route_between(const Topology& topo, VertexId a, VertexId b) {
   std::reverse(r.begin(), r.end());
   return r;
 }
+
+}  // namespace
 
 namespace {
 Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail);
