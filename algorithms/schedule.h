@@ -96,6 +96,16 @@ struct Schedule {
   // senders and receiver there, and their NVLink legs to the relay GPU count for nobody.
   std::vector<std::uint32_t> finish_begin;
   std::vector<int> finish_ranks;
+  // Calls f(rank) for each rank whose finish time record i's end counts for (see above).
+  template <class F>
+  void for_each_finish_rank(std::size_t i, F&& f) const {
+    if (finish_begin.empty()) {
+      f(transfers[i].src);
+      if (transfers[i].dst != transfers[i].src) f(transfers[i].dst);
+    } else {
+      for (std::uint32_t k = finish_begin[i]; k < finish_begin[i + 1]; ++k) f(finish_ranks[k]);
+    }
+  }
 
   // Appends a transfer with the given dependencies and returns its index.
   std::uint32_t add(Transfer t, const std::vector<std::uint32_t>& depends_on);

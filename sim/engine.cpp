@@ -510,12 +510,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     const auto finish = [&](int rank) {
       if (rank < original.nranks) result.rank_finish_s[rank] = std::max(result.rank_finish_s[rank], R.end[r]);
     };
-    if (original.finish_begin.empty()) {
-      finish(t.src);
-      finish(t.dst);
-    } else {
-      for (std::uint32_t k = original.finish_begin[i]; k < original.finish_begin[i + 1]; ++k) finish(original.finish_ranks[k]);
-    }
+    original.for_each_finish_rank(i, finish);
     if (options.record_transfers) {
       result.transfer_start_s[i] = R.start[r];
       result.transfer_end_s[i] = R.end[r];

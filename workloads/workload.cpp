@@ -44,6 +44,7 @@ Schedule compose_workload(const std::vector<WorkloadOp>& ops, std::vector<Compos
   out.gpu_issue_cap_Bps = first.gpu_issue_cap_Bps;
   const auto n = static_cast<std::size_t>(out.nranks);
   std::vector<ComposedRange> range;
+  std::vector<std::pair<int, std::size_t>> origin;  // per composed record: (operation, its index) or (-1, marker)
   int step_base = 0;
   std::vector<std::uint32_t> deps;
   for (std::size_t k = 0; k < ops.size(); ++k) {
@@ -65,24 +66,27 @@ Schedule compose_workload(const std::vector<WorkloadOp>& ops, std::vector<Compos
         deps.clear();
         for (std::size_t i = b; i < e; ++i) deps.push_back(static_cast<std::uint32_t>(i));
         const auto barrier = out.add(marker_at(0, step_base, op.gap_s), deps);
+        origin.emplace_back(-1, 0);
         std::fill(gate.begin(), gate.end(), static_cast<std::int64_t>(barrier));
       } else {
         std::vector<std::vector<std::uint32_t>> touching(n);
-        for (std::size_t i = b; i < e; ++i) {
-          const Transfer& t = out.transfers[i];
-          if (t.src < out.nranks) touching[static_cast<std::size_t>(t.src)].push_back(static_cast<std::uint32_t>(i));
-          if (t.dst != t.src && t.dst < out.nranks)
-            touching[static_cast<std::size_t>(t.dst)].push_back(static_cast<std::uint32_t>(i));
-        }
-        for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t i = b; i < e; ++i)
+          out.for_each_finish_rank(i, [&](int rank) {
+            if (rank < out.nranks) touching[static_cast<std::size_t>(rank)].push_back(static_cast<std::uint32_t>(i));
+          });
+        for (std::size_t r = 0; r < n; ++r) {
           gate[r] = out.add(marker_at(static_cast<int>(r), step_base, op.gap_s), touching[r]);
+          origin.emplace_back(-1, 0);
+        }
       }
       ++step_base;
     }
     // The operation's own records, dependencies shifted; roots wait for their source rank's gate.
     const auto offset = static_cast<std::uint32_t>(out.transfers.size());
     here.begin = offset;
-    for (const Transfer& t : s.transfers) {
+    for (std::size_t j = 0; j < s.transfers.size(); ++j) {
+      const Transfer& t = s.transfers[j];
+      origin.emplace_back(static_cast<int>(k), j);
       deps.assign(s.deps_of(t), s.deps_of(t) + t.dep_count);
       for (auto& d : deps) d += offset;
       if (t.dep_count == 0 && t.src < out.nranks && gate[static_cast<std::size_t>(t.src)] >= 0)
@@ -94,6 +98,20 @@ Schedule compose_workload(const std::vector<WorkloadOp>& ops, std::vector<Compos
     step_base += max_step(s) + 1;
     here.end = out.transfers.size();
     range.push_back(here);
+  }
+  // Finish attribution (Schedule::finish_ranks): kept record by record once any operation has its own;
+  // a marker counts for its rank.
+  const bool attributed = std::any_of(ops.begin(), ops.end(), [](const WorkloadOp& op) { return !op.schedule.finish_begin.empty(); });
+  if (attributed) {
+    for (std::size_t i = 0; i < out.transfers.size(); ++i) {
+      out.finish_begin.push_back(static_cast<std::uint32_t>(out.finish_ranks.size()));
+      const auto [op, j] = origin[i];
+      if (op < 0)
+        out.finish_ranks.push_back(out.transfers[i].src);
+      else
+        ops[static_cast<std::size_t>(op)].schedule.for_each_finish_rank(j, [&](int rank) { out.finish_ranks.push_back(rank); });
+    }
+    out.finish_begin.push_back(static_cast<std::uint32_t>(out.finish_ranks.size()));
   }
   if (ranges) *ranges = std::move(range);
   return out;
@@ -123,12 +141,12 @@ WorkloadResult simulate_workload(const Topology& topo, const std::vector<Workloa
     }
     op.start_s = n ? *std::min_element(op.rank_start_s.begin(), op.rank_start_s.end()) : 0.0;
     for (std::size_t i = range.begin; i < range.end; ++i) {
-      const Transfer& t = w.composed.transfers[i];
       const double e = w.sim.transfer_end_s[i];
       op.finish_s = std::max(op.finish_s, e);
-      const auto src = static_cast<std::size_t>(t.src), dst = static_cast<std::size_t>(t.dst);
-      if (src < n) op.rank_finish_s[src] = std::max(op.rank_finish_s[src], e);
-      if (dst < n) op.rank_finish_s[dst] = std::max(op.rank_finish_s[dst], e);
+      w.composed.for_each_finish_rank(i, [&](int rank) {
+        if (rank >= 0 && static_cast<std::size_t>(rank) < n)
+          op.rank_finish_s[static_cast<std::size_t>(rank)] = std::max(op.rank_finish_s[static_cast<std::size_t>(rank)], e);
+      });
     }
     w.ops.push_back(std::move(op));
   }
