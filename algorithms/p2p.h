@@ -36,6 +36,9 @@ constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BAT
 constexpr double kP2pNetChunkBytes = 128.0 * 1024;  // NCCL_P2P_NET_CHUNKSIZE
 constexpr double kP2pNvlChunkBytes = 512.0 * 1024;  // NCCL_P2P_NVL_CHUNKSIZE
 constexpr double kP2pPciChunkBytes = 128.0 * 1024;  // NCCL_P2P_PCI_CHUNKSIZE
+// Engine slots per connection: NCCL_STEPS, P2P slice steps 1. A connection carries one record per
+// wave at most, so the slots bind only beyond 8 waves.
+constexpr int kP2pPipelineDepth = nccl230::kSteps;
 constexpr double kP2pLLStepWireBytes = nccl230::kLLBuffBytes / nccl230::kSteps;  // NCCL LL buffer 524288 B / NCCL_STEPS
 
 // NCCL's P2P parameters of a communicator on a topology.
@@ -69,7 +72,34 @@ struct P2pScheduleOptions {
   // Per-hop latency and launch per protocol: NCCL has no P2P cost model; ccsim uses the Ring
   // constants of the protocol for the single hop of a message (ring_protocol(p).timing).
   bool model_proxy = true;   // add the proxy's per-message cost to network messages
+  // PXN funnels a node's cross-node messages onto the rails: every message from node A to GPU d
+  // leaves A through the NIC of d's rail, sent by the GPU on that rail. With aggregation on, those
+  // messages travel as one record per (that GPU, d, wave, protocol, slot dependency) over the network
+  // part of the route, plus one NVLink record per (sending GPU, relay GPU, wave, protocol) for the
+  // legs to the relay; messages inside a node stay one record each. NCCL's decisions (protocol,
+  // channels, rounds, proxy load) are still taken per message. Off: one record per message, whole route.
+  // docs/collectives.md says where the two differ (messages of unequal size inside one group).
+  bool aggregate_pxn = true;
 };
+
+// One ncclSend of a grouped send/recv: `bytes` payload bytes from rank `src` to rank `dst` (the
+// matching ncclRecv is implied).
+struct P2pMessage {
+  int src = 0;
+  int dst = 0;
+  double bytes = 0;  // payload bytes of one ncclSend
+};
+
+// Grouped ncclSend/ncclRecv with per-peer sizes (alltoallv): each rank's messages are issued in NCCL's
+// p2p round order (p2p_round_peers); protocol, channels and chunks per message from its own size.
+// A message from a rank to itself is a local copy (NCCL copies it inside the GPU) and is not
+// simulated. A zero-byte message is still an operation in NCCL (addP2pToPlan: one channel, LL, one
+// proxy step of 0 bytes), so it costs its launch, hop latency and proxy turn and carries no bytes.
+// At most one message per (src, dst) (NCCL would run a second one in a later epoch); ranks must be
+// in range and bytes finite and >= 0: std::invalid_argument otherwise. Schedule::size_bytes is the
+// total payload of the messages (self copies included).
+Schedule alltoallv_schedule(const Topology& topo, const P2pConfig& cfg, const std::vector<P2pMessage>& messages,
+                            const P2pScheduleOptions& options = {});
 
 // nccl-tests sendrecv: rank r sends `size_bytes` to (r+1) mod n (and receives from r-1).
 Schedule sendrecv_schedule(const Topology& topo, const P2pConfig& cfg, double size_bytes,
@@ -85,6 +115,8 @@ Schedule alltoall_schedule(const Topology& topo, const P2pConfig& cfg, double si
 // Ranks in NCCL's p2p round order for `rank` (round 0 is the rank itself): round r sends to the rank
 // r/ppn nodes and r%ppn local GPUs ahead (ncclP2pSchedule's node-major order).
 std::vector<int> p2p_round_peers(int nranks, int gpus_per_node, int rank);
+// The round in which `src` sends to `dst`: the position of dst in p2p_round_peers(nranks, gpus_per_node, src).
+int p2p_round(int nranks, int gpus_per_node, int src, int dst);
 
 // The closed form of a P2P schedule with independent messages: per wave (records with equal `step`),
 // the largest fixed delay (launch, hop latency, proxy) plus the busiest link direction's bytes over its

@@ -6,6 +6,8 @@
 //      (nccl-tests -b 1K -e 10M -i 1K writes 10k): it was superlinear (134 s at 10k rows)
 //   4. (--tree) NCCL's Tree all_reduce on 32 x dgx-h100, 8 B .. 1 GiB: wall time per size and per
 //      sweep (sizes grouped by chunk count, docs/tree.md)
+//   5. (--moe) one skewed MoE layer (ratio:2.5, 4096 tokens per rank, DeepEP normal kernels) at EP 256
+//      and 1024 on dgx-h100 nodes: routing + traffic + dispatch and combine in the engine (docs/moe.md)
 // Peak memory is the larger of this process's and its simulation children's maximum resident set.
 #include <sys/resource.h>
 
@@ -22,6 +24,7 @@
 #include "algorithms/tree_closed_form.h"
 #include "calibrate/fit.h"
 #include "sim/engine.h"
+#include "scenarios/moe/layer_report.h"
 #include "scenarios/predict.h"
 #include "topologies/spec.h"
 
@@ -102,6 +105,23 @@ void tree_case(int nodes, ccsim::Proto proto) {
               now_s() - t0, peak_rss_mib());
 }
 
+void moe_case(int nodes) {
+  const ccsim::Topology topo = dgx(nodes);
+  ccsim::moe::LayerRequest q;
+  q.config.ep = topo.num_gpus();
+  q.config.gpus_per_node = topo.gpus_per_node();
+  q.config.node_limit = 4;
+  q.routing = ccsim::moe::parse_routing_spec("ratio:2.5");
+  q.transports = {ccsim::moe::Transport::DeepepNormal};
+  const double t0 = now_s();
+  const ccsim::moe::LayerReport r = ccsim::moe::run_layer(topo, q);
+  const double wall = now_s() - t0;
+  const auto& t = r.transports.front();
+  std::printf("| moe deepep-normal ratio:2.5, 4096 tok | %5d | %9zu | dispatch %8.1f us | combine %8.1f us | %8.2f | %9.0f |\n",
+              topo.num_gpus(), t.dispatch.transfers + t.combine.transfers, t.dispatch.time_us, t.combine.time_us, wall,
+              peak_rss_mib());
+}
+
 // A log of `rows` sizes 1 KiB apart, out-of-place and in-place: 20 us + size / 100 GB/s, a 15%
 // efficiency sag in the middle, and +-1% measurement noise from mt19937_64 bits.
 void calibrate_rows_case(int rows) {
@@ -124,6 +144,12 @@ void calibrate_rows_case(int rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--moe") == 0) {
+    std::printf("| case | GPUs | transfers | dispatch | combine | wall s | peak RSS MiB |\n|---|---|---|---|---|---|---|\n");
+    moe_case(32);
+    moe_case(128);
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--calibrate-rows") == 0) {
     std::printf("| log | efficiency | fit wall |\n|---|---|---|\n");
     for (int rows : {1000, 3000, 10000}) calibrate_rows_case(rows);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "algorithms/closed_form.h"
+#include "algorithms/collectives.h"
 #include "algorithms/ring.h"
 #include "calibrate/nccl_tests_log.h"
 #include "calibrate/perftest_log.h"
@@ -39,7 +40,8 @@ std::string fmt(double v) {
 }
 
 bool is_ring_collective(const std::string& c) {
-  return c == "all_reduce" || c == "all_gather" || c == "reduce_scatter";
+  const CollectiveInfo* info = find_collective(c);
+  return info && info->ring_step_multiple > 0;
 }
 
 double median(std::vector<double> v) {

@@ -34,6 +34,9 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "schedule") return ccsim::run_schedule(rest);
     if (command == "explain") return ccsim::run_explain(rest);
     if (command == "calibrate") return ccsim::run_calibrate(rest);
+    if (command == "moe") return ccsim::run_moe(rest);
+    if (command == "validate") return ccsim::run_validate(rest);
+    if (command == "run") return ccsim::run_scenario_command(rest);
     const std::string alias = ccsim::nccl_tests_collective_from_name(command);
     if (!alias.empty() && command.size() > 5 && command.substr(command.size() - 5) == "_perf")
       return ccsim::run_predict(rest, alias);

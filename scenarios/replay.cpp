@@ -5,6 +5,7 @@
 
 #include "algorithms/collnet.h"
 #include "algorithms/nvls.h"
+#include "algorithms/p2p.h"
 #include "algorithms/pat.h"
 #include "algorithms/ring.h"
 #include "algorithms/tree.h"
@@ -82,9 +83,9 @@ ReplayRecipe recipe_for(Algo algo, Proto proto, int pipeline_depth, std::functio
 long linear(double) { return 0; }
 long per_size(double size_bytes) { return static_cast<long>(size_bytes); }
 
-// Broadcast / reduce chains and P2P collectives: chunk counts and message protocols depend on the
-// size, so one schedule per size (scenarios/collective_schedule.h).
-ReplayRecipe per_size_collective_recipe(const ReplayContext& ctx, Proto proto) {
+// Broadcast / reduce chains: chunk counts depend on the size, so one schedule per size
+// (scenarios/collective_schedule.h).
+ReplayRecipe chain_recipe(const ReplayContext& ctx, Proto proto) {
   const int channels = ring_channels(ctx);
   const Topology* topo = ctx.topo;
   const NcclTopoSummary* summary = ctx.summary;
@@ -92,7 +93,6 @@ ReplayRecipe per_size_collective_recipe(const ReplayContext& ctx, Proto proto) {
   const int root = ctx.root;
   const CollectiveSchedule probe = collective_schedule(*topo, *summary, collective, 1.0, root, proto, channels);
   ReplayRecipe r = recipe_for(Algo::Ring, proto, probe.pipeline_depth, per_size);
-  if (is_p2p_collective(collective)) r.label = std::string("P2P/") + to_string(proto);
   r.build = [topo, summary, collective, root, proto, channels](double size_bytes) {
     return collective_schedule(*topo, *summary, collective, size_bytes, root, proto, channels).schedule;
   };
@@ -100,8 +100,7 @@ ReplayRecipe per_size_collective_recipe(const ReplayContext& ctx, Proto proto) {
 }
 
 ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
-  if (is_chain_collective(ctx.collective) || is_p2p_collective(ctx.collective))
-    return per_size_collective_recipe(ctx, proto);
+  if (is_chain_collective(ctx.collective)) return chain_recipe(ctx, proto);
   RingProtocol p = ring_protocol(proto);
   // Calibrated timing: the fitted bandwidth is already the data rate, so no wire overhead is added.
   if (ctx.calibrated_timing) {
@@ -118,6 +117,27 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   const int channels = ring_channels(ctx);
   r.build = [topo, collective, channels, opts](double size_bytes) {
     return ring_schedule(*topo, plan_rings(*topo, channels), collective, size_bytes, opts);
+  };
+  return r;
+}
+
+// sendrecv / alltoall: NCCL's P2P path, no algorithm. A schedule is linear in the size as long as
+// its messages keep their protocol and channels (NCCL's per-message decisions): sizes with the same
+// decisions share one schedule.
+ReplayRecipe p2p_recipe(const ReplayContext& ctx, Proto proto) {
+  const Topology* topo = ctx.topo;
+  const NcclTopoSummary* summary = ctx.summary;
+  const std::string collective = ctx.collective;
+  const P2pConfig cfg = nccl_p2p_config(*topo, summary->coll_channels, summary->net_overhead_us);
+  const double per_message = collective == "sendrecv" ? 1.0 : 1.0 / std::max(1, topo->num_gpus());
+  ReplayRecipe r = recipe_for(Algo::Ring, proto, kP2pPipelineDepth, [cfg, per_message](double size_bytes) {
+                                const P2pOp op = nccl_p2p_op(cfg, size_bytes * per_message, cfg.multi_node);
+                                return static_cast<long>(op.proto) * 1000 + op.channels;
+                              });
+  r.p2p = true;
+  r.label = std::string("P2P/") + to_string(proto);
+  r.build = [topo, summary, collective, proto](double size_bytes) {
+    return collective_schedule(*topo, *summary, collective, size_bytes, 0, proto, 1).schedule;
   };
   return r;
 }
@@ -191,6 +211,7 @@ ReplayRecipe pat_recipe(const ReplayContext& ctx, Proto proto) {
 ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
   std::string why;
   if (!engine_replays(ctx, algo, &why)) throw std::logic_error("replay_recipe: " + why);
+  if (is_p2p_collective(ctx.collective)) return p2p_recipe(ctx, proto);
   switch (algo) {
     case Algo::Ring:
       return ring_recipe(ctx, proto);

@@ -25,7 +25,8 @@ struct ReplayContext {
 struct ReplayRecipe {
   Algo algo = Algo::Ring;
   Proto proto = Proto::Simple;
-  std::string label;        // "Ring/LL", shown in reports
+  bool p2p = false;         // NCCL's P2P path (sendrecv, alltoall): no algorithm (`algo` unused), `proto` per message
+  std::string label;        // "Ring/LL" or "P2P/Simple", shown in reports
   int pipeline_depth = 4;   // slices in flight per connection (engine)
   // Sizes with the same key share one schedule, built at their largest size and scaled to each
   // (Schedule::scaled_to): a constant for schedules linear in the size (ring), the chunk count for

@@ -10,23 +10,13 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/fd_write.h"
 
 namespace ccsim {
 
 namespace {
 
 // Message framing: one status byte ('O' ok, 'I' input error, 'E' other error) then the payload.
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t w = ::write(fd, data, size);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    data += w;
-    size -= static_cast<std::size_t>(w);
-  }
-}
 
 struct Child {
   pid_t pid = -1;
@@ -87,8 +77,8 @@ Child start(const std::function<std::string()>& job) {
       status = 'E';
       payload = e.what();
     }
-    write_all(fds[1], &status, 1);
-    write_all(fds[1], payload.data(), payload.size());
+    write_all_fd(fds[1], &status, 1);
+    write_all_fd(fds[1], payload.data(), payload.size());
     ::close(fds[1]);
     ::_exit(0);  // skip static destructors: SimGrid's teardown is not needed
   }

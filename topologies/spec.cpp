@@ -31,7 +31,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
-      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
+      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
@@ -219,6 +219,7 @@ constexpr double kMaxAggregateGBps = 1e5;   // host memory, inter-socket, reduct
 constexpr double kMaxNicGbps = 1e5;         // 100 Tb/s
 constexpr double kMaxLatencyUs = 1e6;       // one second
 constexpr double kMaxOversubscription = 1000;
+constexpr double kMaxMessageRateMps = 1e5;  // 100 G messages/s per NIC
 
 const char* transport_label(Transport t) {
   switch (t) {
@@ -468,6 +469,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   double nic_Bps = 0, nic_lat = 0, nic_gbps = 0;
   Transport transport = Transport::InfiniBand;
   bool gdr = false;
+  double message_rate_per_s = 330e6;
   if (node.has("nic")) {
     json out;
     Obj nic(node.at("nic"), "/node/nic", source, out);
@@ -486,6 +488,10 @@ Topology build_topology(const json& spec, const std::string& source) {
       nic.fail("gpudirect_rdma", "GPUDirect RDMA needs transport ib or roce (transport is tcp)");
     const double lat = default_transport_latency_s(transport) / kMicro;
     nic_lat = nic.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
+    // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
+    // "up to 330-370 million messages per second"; the lower figure (docs/moe.md "Costs").
+    const double rate = 330;
+    message_rate_per_s = nic.positive("message_rate_Mps", kMaxMessageRateMps, &rate) * 1e6;
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
     if (has_pcie) {
       nic_gen = nic.integer("pcie_generation", -1000, 1000, &pcie_gen);
@@ -540,6 +546,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.pcie_p2p = p2p;
   topo.network.transport = transport;
   topo.network.gpudirect_rdma = gdr;
+  topo.network.message_rate_per_s = message_rate_per_s;
   topo.network.nic_bandwidth_Bps = nic_gbps * kGbit;  // line rate; the links carry nic_Bps (x efficiency)
   topo.spec = resolved;
 

@@ -62,6 +62,7 @@ struct NetworkProps {
   Transport transport = Transport::InfiniBand;
   bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory
   double nic_bandwidth_Bps = 0; // per NIC, per direction: the line rate (links carry it x efficiency)
+  double message_rate_per_s = 330e6;  // messages per second a NIC accepts (GPU-initiated puts; node.nic.message_rate_Mps)
 };
 
 class Topology {

@@ -1,0 +1,263 @@
+// NCCL's P2P path with per-message sizes (alltoallv_schedule, algorithms/p2p.h) against hand-derived
+// numbers: the round of each pair, the protocol and fixed cost of each message from its own size,
+// zero-byte messages, slot dependencies of sparse messages, a closed form of an uneven alltoallv on
+// two nodes, and PXN aggregation against the unaggregated replay (same op time and per-rank finish
+// times, same bytes on every link, fewer flows).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "algorithms/nccl_channels.h"
+#include "algorithms/p2p.h"
+#include "sim/engine.h"
+#include "topologies/routing.h"
+#include "topologies/spec.h"
+#include "test_helpers.h"
+
+namespace ccsim {
+namespace {
+
+using testing::preset;
+
+// dgx-h100 with nominal NIC and PCIe rates (efficiency 1): the 400 Gb/s NIC (50 GB/s per direction)
+// is the narrowest link of every cross-node route (PCIe Gen5 x16 63 GB/s, NVLink 450 GB/s).
+Topology nominal_dgx_h100(int nodes) {
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, nodes);
+  spec["node"]["nic"]["efficiency"] = 1.0;
+  spec["node"]["pcie"]["efficiency"] = 1.0;
+  return build_topology(spec, "test");
+}
+
+P2pConfig config_of(const Topology& topo) {
+  const NcclTopoSummary sum = summarize_for_nccl(topo);
+  return nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+}
+
+// The record carrying src -> dst (unaggregated schedules: one per message).
+const Transfer& record(const Schedule& s, int src, int dst) {
+  for (const Transfer& t : s.transfers)
+    if (t.src == src && t.dst == dst) return t;
+  throw std::logic_error("no record " + std::to_string(src) + " -> " + std::to_string(dst));
+}
+
+double fixed_s(const Topology& topo, const Transfer& t) {
+  return t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail));
+}
+
+P2pScheduleOptions unaggregated() {
+  P2pScheduleOptions o;
+  o.aggregate_pxn = false;
+  return o;
+}
+
+TEST(P2pMessages, RoundIsThePositionInNcclsRoundOrder) {
+  for (int src = 0; src < 12; ++src) {
+    const std::vector<int> peers = p2p_round_peers(12, 4, src);
+    for (int round = 0; round < 12; ++round) EXPECT_EQ(p2p_round(12, 4, src, peers[round]), round) << src;
+  }
+  // 3 nodes x 4 GPUs: rank 6 (node 1, local 2) reaches rank 1 (node 0, local 1) two nodes and three GPUs ahead.
+  EXPECT_EQ(p2p_round(12, 4, 6, 1), 2 * 4 + 3);
+}
+
+TEST(P2pMessages, EachMessageTakesTheProtocolOfItsOwnSize) {
+  // Two dgx-h100 nodes (Intel CPUs: NCCL's proxy cost 1 us per network message). From rank 0:
+  // 4 KiB and 1 MiB to GPUs of its node (1, 2) and of the other node (9, 10). NCCL: LL when bytes <=
+  // channels x 16384, so 4 KiB (1 channel) is LL and 1 MiB Simple, in the same group.
+  const Topology topo = preset("dgx-h100", 2);
+  const P2pConfig cfg = config_of(topo);
+  ASSERT_DOUBLE_EQ(cfg.proxy_cost_s, 1e-6);
+  const double small = 4096, big = 1 << 20;
+  const Schedule s = alltoallv_schedule(topo, cfg, {{0, 1, small}, {0, 2, big}, {0, 9, small}, {0, 10, big}}, unaggregated());
+  ASSERT_EQ(s.transfers.size(), 4u);
+  EXPECT_EQ(s.collective, "alltoallv");
+  EXPECT_DOUBLE_EQ(s.size_bytes, 2 * small + 2 * big);
+  // Wire bytes: LL sends a 4-byte flag with every 4 bytes of data.
+  EXPECT_DOUBLE_EQ(record(s, 0, 1).bytes, 2 * small);
+  EXPECT_DOUBLE_EQ(record(s, 0, 2).bytes, big);
+  EXPECT_DOUBLE_EQ(record(s, 0, 9).bytes, 2 * small);
+  EXPECT_DOUBLE_EQ(record(s, 0, 10).bytes, big);
+  // Across nodes 1 MiB runs on 2 channels (docs/collectives.md), 4 KiB on 1.
+  EXPECT_EQ(record(s, 0, 9).channels, 1);
+  EXPECT_EQ(record(s, 0, 10).channels, 2);
+  // Fixed cost across nodes: launch (LL 6.6 us, Simple 8.4 us) + NET hop (LL 2.7 us, Simple 14 us)
+  // + the proxy's sweep. PXN: 0 -> 9 is posted by GPU 1 (rail 1), 0 -> 10 by GPU 2 (rail 2), each
+  // proxy with that one send and no receive: 1 x 1 us.
+  EXPECT_EQ(record(s, 0, 9).rail, 1);
+  EXPECT_EQ(record(s, 0, 10).rail, 2);
+  EXPECT_NEAR(fixed_s(topo, record(s, 0, 9)), (6.6 + 2.7 + 1) * 1e-6, 1e-12);
+  EXPECT_NEAR(fixed_s(topo, record(s, 0, 10)), (8.4 + 14 + 1) * 1e-6, 1e-12);
+  // Inside the node: launch + NVLink hop, no proxy (NCCL 2.30 hwLat NVLink Ring: LL 0.6 us, Simple 0.6 us).
+  const double nvl_ll = ring_protocol(Proto::LL).timing.nvlink_step_s, nvl_simple = ring_protocol(Proto::Simple).timing.nvlink_step_s;
+  EXPECT_NEAR(fixed_s(topo, record(s, 0, 1)), 6.6e-6 + nvl_ll, 1e-12);
+  EXPECT_NEAR(fixed_s(topo, record(s, 0, 2)), 8.4e-6 + nvl_simple, 1e-12);
+}
+
+TEST(P2pMessages, ZeroByteMessagesCostAProxyTurnAndSelfCopiesNothing) {
+  // NCCL posts a 0-byte send as one LL operation with one proxy step (addP2pToPlan: nChannels 1,
+  // nsteps 1): a record of 0 bytes with the LL fixed cost. The copy to itself is not simulated.
+  const Topology topo = preset("dgx-h100", 2);
+  const P2pConfig cfg = config_of(topo);
+  const Schedule s = alltoallv_schedule(topo, cfg, {{3, 3, 1 << 20}, {3, 11, 0}}, unaggregated());
+  ASSERT_EQ(s.transfers.size(), 1u);
+  const Transfer& t = s.transfers[0];
+  EXPECT_EQ(t.bytes, 0.0);
+  // Rank 3 -> rank 11 (local 3, rail 3): its own NIC, its proxy posts one send: 6.6 + 2.7 + 1 us.
+  EXPECT_EQ(t.rail, 3);
+  EXPECT_NEAR(fixed_s(topo, t), (6.6 + 2.7 + 1) * 1e-6, 1e-12);
+  const SimResult r = simulate_one(topo, s, {});
+  EXPECT_NEAR(r.time_s, (6.6 + 2.7 + 1) * 1e-6, 1e-12);
+}
+
+TEST(P2pMessages, BadMessagesAreRejected) {
+  const Topology topo = preset("dgx-h100", 1);
+  const P2pConfig cfg = config_of(topo);
+  EXPECT_THROW(alltoallv_schedule(topo, cfg, {{0, 8, 1.0}}), std::invalid_argument);
+  EXPECT_THROW(alltoallv_schedule(topo, cfg, {{-1, 2, 1.0}}), std::invalid_argument);
+  EXPECT_THROW(alltoallv_schedule(topo, cfg, {{0, 2, -1.0}}), std::invalid_argument);
+  EXPECT_THROW(alltoallv_schedule(topo, cfg, {{0, 2, 1.0}, {1, 2, 1.0}, {0, 2, 5.0}}), std::invalid_argument);
+}
+
+TEST(P2pMessages, SparseMessagesWaitOnlyForTheMessageInTheirSlot) {
+  // Two dgx-h100 nodes with comm->nChannels = 1: p2pnChannels 1, one channel per message, so 8
+  // rounds in flight; round r waits for round r - 8 of the same rank when that rank sends in it.
+  // Rank 0 sends in rounds 1 (rank 1), 9 (rank 9) and 10 (rank 10): round 9 waits for round 1;
+  // round 10 would wait for round 2, in which rank 0 sends nothing: it does not wait.
+  const Topology topo = preset("dgx-h100", 2);
+  const P2pConfig cfg = nccl_p2p_config(topo, 1, 1.0);
+  ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 8);
+  const Schedule s = alltoallv_schedule(topo, cfg, {{0, 1, 1 << 20}, {0, 9, 1 << 20}, {0, 10, 1 << 20}}, unaggregated());
+  ASSERT_EQ(s.transfers.size(), 3u);
+  // Records in round order: 0 -> 1 (round 1, wave 0), 0 -> 9 (round 9, wave 1), 0 -> 10 (round 10, wave 1).
+  EXPECT_EQ(s.transfers[0].dst, 1);
+  EXPECT_EQ(s.transfers[1].dst, 9);
+  EXPECT_EQ(s.transfers[2].dst, 10);
+  EXPECT_EQ(s.transfers[1].step, 1);
+  ASSERT_EQ(s.transfers[1].dep_count, 1u);
+  EXPECT_EQ(s.deps_of(s.transfers[1])[0], 0u);
+  EXPECT_EQ(s.transfers[2].dep_count, 0u);
+}
+
+// The uneven alltoallv of the closed-form and aggregation tests: every rank sends to every other; a
+// cross-node message's size depends on the source node and the destination GPU, a message inside a
+// node is LL-sized (4 KiB .. 12 KiB).
+std::vector<P2pMessage> uneven_messages(const Topology& topo, double unit_bytes) {
+  const int n = topo.num_gpus(), g = topo.gpus_per_node();
+  std::vector<P2pMessage> m;
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d) {
+      if (s == d) continue;
+      const double bytes = s / g == d / g ? 4096.0 * (1 + (s + d) % 3) : unit_bytes * (1 + d % g + 3 * (s / g));
+      m.push_back({s, d, bytes});
+    }
+  return m;
+}
+
+TEST(P2pMessages, UnevenAlltoallvOnTwoNodesMatchesTheBusiestNic) {
+  // 2 nominal dgx-h100 nodes. With PXN every cross-node message to GPU d leaves through the NIC of
+  // d's rail: NIC r of node A sends the 8 messages from A's GPUs to GPU r of the other node, each of
+  // unit x (1 + r + 3A) bytes (Simple). The busiest NIC direction is node 1's rail 7:
+  // 8 x 11 units. All cross-node messages have one fixed cost: launch 8.4 + NET hop 14 + the proxy
+  // sweep of the rail GPU (8 sends it posts + 8 receives it completes: 16 x 1 us) = 38.4 us. Inside a
+  // node, LL messages of at most 12 KiB finish long before. So T = 38.4 us + 88 units / 50 GB/s.
+  const Topology topo = nominal_dgx_h100(2);
+  const P2pConfig cfg = config_of(topo);
+  const double unit = 256.0 * 1024;
+  const double expected = 38.4e-6 + 8 * 11 * unit / 50e9;
+  for (const bool aggregate : {false, true}) {
+    P2pScheduleOptions o;
+    o.aggregate_pxn = aggregate;
+    const Schedule s = alltoallv_schedule(topo, cfg, uneven_messages(topo, unit), o);
+    const SimResult r = simulate_one(topo, s, {});
+    EXPECT_NEAR(r.time_s, expected, 1e-9 * expected) << "aggregate " << aggregate;
+    EXPECT_NEAR(p2p_closed_form_time_s(topo, s), expected, 1e-9 * expected) << "aggregate " << aggregate;
+    // Every rank of node 1 sends on rail 7 and GPU 15 receives on it: they finish last.
+    for (int rank = 8; rank < 16; ++rank) EXPECT_NEAR(r.rank_finish_s[rank], expected, 1e-9 * expected) << rank;
+  }
+}
+
+// The aggregated and the unaggregated replay of one alltoallv: same op time and per-rank finish
+// times, the same bytes on every link direction, and the number of records each needs.
+void expect_aggregation_matches(const Topology& topo, const P2pConfig& cfg, const std::vector<P2pMessage>& messages,
+                                double tolerance, std::size_t* records_unaggregated, std::size_t* records_aggregated) {
+  const Schedule whole = alltoallv_schedule(topo, cfg, messages, unaggregated());
+  const Schedule grouped = alltoallv_schedule(topo, cfg, messages);
+  *records_unaggregated = whole.transfers.size();
+  *records_aggregated = grouped.transfers.size();
+  EngineOptions no_symmetry;
+  no_symmetry.exploit_symmetry = false;
+  const SimResult a = simulate_one(topo, whole, no_symmetry);
+  const SimResult b = simulate_one(topo, grouped, no_symmetry);
+  EXPECT_NEAR(b.time_s, a.time_s, tolerance * a.time_s);
+  ASSERT_EQ(a.rank_finish_s.size(), b.rank_finish_s.size());
+  for (std::size_t i = 0; i < a.rank_finish_s.size(); ++i)
+    EXPECT_NEAR(b.rank_finish_s[i], a.rank_finish_s[i], tolerance * a.time_s) << "rank " << i;
+  std::map<std::pair<std::string, std::string>, double> bytes_a;
+  for (const auto& l : a.links) bytes_a[{l.from, l.to}] = l.bytes;
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (const auto& l : b.links) EXPECT_NEAR(bytes_a[std::make_pair(l.from, l.to)], l.bytes, 1e-9 * l.bytes) << l.from << "->" << l.to;
+}
+
+TEST(P2pAggregation, SameTimesAsOneRecordPerMessageOnFourDgxH100Nodes) {
+  // 4 nodes, uneven sizes (cross-node: unit x (1 + local index of the destination + 3 x source node),
+  // LL and Simple across nodes), in one wave with NCCL's channels.
+  const Topology topo = preset("dgx-h100", 4);
+  std::size_t whole = 0, grouped = 0;
+  expect_aggregation_matches(topo, config_of(topo), uneven_messages(topo, 3000.0), 1e-9, &whole, &grouped);
+  // One record per message: 32 x 31. Aggregated: 32 x 7 inside nodes, one network record per
+  // (source node, destination GPU) = 4 x 24, and one NVLink leg per (GPU, relay) = 32 x 7.
+  EXPECT_EQ(whole, 32u * 31u);
+  EXPECT_EQ(grouped, 32u * 7u + 4u * 24u + 32u * 7u);
+}
+
+TEST(P2pAggregation, SameTimesWithRoundsInSeveralWaves) {
+  // comm->nChannels = 2: p2pnChannels 2, one channel per message (network peers: 2 halved while
+  // 2 x 32 ranks > 4 x 2), so 16 rounds in flight: wave 0 = rounds 1..15 (inside the node, then the
+  // next node), wave 1 = rounds 16..31 (two and three nodes ahead), each message waiting for its
+  // rank's message 16 rounds earlier.
+  const Topology topo = preset("dgx-h100", 4);
+  const P2pConfig cfg = nccl_p2p_config(topo, 2, 1.0);
+  ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 16);
+  // Wave 1's first cross-node round (two nodes ahead) waits for messages inside the node, of 4 to
+  // 12 KiB, which end up to 0.16 us apart; its records start with the last of them, and their NIC
+  // shares shift: the op time and every finish time stay within 0.3% (measured 626.0 against
+  // 627.8 us). Waves made of cross-node rounds only are exact (see the test above).
+  std::size_t whole = 0, grouped = 0;
+  expect_aggregation_matches(topo, cfg, uneven_messages(topo, 64.0 * 1024), 3e-3, &whole, &grouped);
+  // Aggregated: 224 messages inside nodes; network records: one per (node, destination GPU, wave) =
+  // 4 x 24 (two destination nodes in wave 1 share a record only with the same destination GPU: none);
+  // NVLink legs: per GPU 7 relays in each of the 2 waves.
+  EXPECT_EQ(whole, 32u * 31u);
+  EXPECT_EQ(grouped, 224u + 4u * 24u + 2u * 32u * 7u);
+}
+
+TEST(P2pAggregation, NothingToAggregateWithoutPxn) {
+  // pcie-gen4-8gpu: no NVLink, so no PXN; each GPU's messages leave by its own NIC (2 per node,
+  // shared by 4 GPUs each): every record is one message, aggregated or not.
+  const Topology topo = preset("pcie-gen4-8gpu", 2);
+  const P2pConfig cfg = config_of(topo);
+  ASSERT_FALSE(cfg.pxn);
+  std::size_t whole = 0, grouped = 0;
+  expect_aggregation_matches(topo, cfg, uneven_messages(topo, 20000.0), 1e-9, &whole, &grouped);
+  EXPECT_EQ(whole, grouped);
+}
+
+TEST(P2pAggregation, UniformAlltoallKeepsItsBytes) {
+  // Bytes conservation: every message's wire bytes are carried once, aggregated or not; per rank
+  // (unaggregated) each sends (n - 1) messages of size / n.
+  const Topology topo = preset("dgx-h100", 2);
+  const P2pConfig cfg = config_of(topo);
+  const double size = 16.0 * (1 << 20);
+  const Schedule whole = alltoall_schedule(topo, cfg, size, unaggregated());
+  const Schedule grouped = alltoall_schedule(topo, cfg, size);
+  for (double b : whole.bytes_sent_per_rank()) EXPECT_DOUBLE_EQ(b, 15 * size / 16);
+  double network_whole = 0, network_grouped = 0;
+  for (const Transfer& t : whole.transfers) network_whole += t.rail >= 0 ? t.bytes : 0;
+  for (const Transfer& t : grouped.transfers) network_grouped += t.rail >= 0 ? t.bytes : 0;
+  EXPECT_DOUBLE_EQ(network_whole, 16 * 8 * size / 16);
+  EXPECT_DOUBLE_EQ(network_grouped, network_whole);
+}
+
+}  // namespace
+}  // namespace ccsim
