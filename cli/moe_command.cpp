@@ -11,6 +11,8 @@
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/json_input.h"
 #include "common/output_file.h"
 #include "scenarios/moe/layer_report.h"
 #include "topologies/spec.h"
@@ -139,14 +141,7 @@ void append_flags(const nlohmann::json& obj, const std::string& where, const std
 }
 
 std::vector<Run> runs_from_scenario(const std::string& path, const std::vector<std::string>& extra) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot read the scenario file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, std::string("malformed JSON: ") + e.what());
-  }
+  const nlohmann::json j = parse_user_json(read_input_file(path, "scenario file"), path, /*allow_comments=*/false);
   if (!j.is_object()) throw InputError(path, "expected a JSON object");
   if (j.value("format", "") != "ccsim-moe-scenario/1")
     throw InputError(path + ": /format", "expected \"ccsim-moe-scenario/1\"");

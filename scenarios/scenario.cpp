@@ -5,7 +5,8 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "common/json_text.h"
+#include "common/input_file.h"
+#include "common/json_input.h"
 #include "common/units.h"
 #include "calibrate/nccl_tests_log.h"
 #include "topologies/spec.h"
@@ -294,11 +295,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
 }
 
 Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open scenario file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  const ojson doc = parse_json_text<ojson>(buf.str(), path);
+  const ojson doc = parse_user_json<ojson>(read_input_file(path, "scenario file"), path, /*allow_comments=*/true);
   return parse_scenario(doc, path, directory_of(path));
 }
 

@@ -6,16 +6,14 @@
 
 #include "calibrate/nccl_debug_log.h"
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 
 namespace ccsim {
 
 DebugFacts read_debug_facts(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::istringstream for_importer(text.str());
+  const std::string text = read_input_file(path, "NCCL debug log");
+  std::istringstream for_importer(text);
   const NcclDebugInfo info = parse_nccl_debug_log(for_importer, path);
 
   DebugFacts d;
@@ -26,7 +24,7 @@ DebugFacts read_debug_facts(const std::string& path) {
   for (const auto& c : info.choices)
     if (std::find(d.algorithms.begin(), d.algorithms.end(), c.algorithm) == d.algorithms.end())
       d.algorithms.push_back(c.algorithm);
-  std::istringstream lines(text.str());
+  std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
     if (line.find("NCCL INFO") == std::string::npos) continue;

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/json_input.h"
 
 namespace ccsim::moe {
 namespace {
@@ -106,14 +108,7 @@ std::vector<TraceToken> read_csv(const std::string& path, const std::string& tex
 }
 
 std::vector<TraceToken> read_json(const std::string& path, const std::string& text, const MoeConfig& config) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::size_t line = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) line += text[i] == '\n';
-    throw InputError(path + " line " + std::to_string(line), "malformed JSON");
-  }
+  const json doc = parse_user_json(text, path, /*allow_comments=*/false);
   if (!doc.is_object() || !doc.contains("tokens") || !doc["tokens"].is_array())
     throw InputError(path + " /tokens", "expected {\"tokens\": [{\"layer\": L, \"rank\": R, \"experts\": [..]}, ..]}");
   const auto number = [&](const json& v, long long lo, long long hi, const std::string& where, const char* what) {
@@ -153,11 +148,7 @@ std::vector<TraceToken> read_json(const std::string& path, const std::string& te
 }  // namespace
 
 Routing read_trace(const std::string& path, const MoeConfig& config, int layer) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open the routing trace");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_input_file(path, "routing trace");
   const auto first = text.find_first_not_of(" \t\r\n");
   std::vector<TraceToken> all = first != std::string::npos && text[first] == '{' ? read_json(path, text, config)
                                                                                  : read_csv(path, text, config);
