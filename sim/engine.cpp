@@ -486,8 +486,12 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   sg4::Activity::on_completion_cb([&R](const sg4::Activity& a) {
     on_transfer_done(&R, static_cast<std::uint32_t>(a.get_data<std::uint32_t>() - R.reps.data()));
   });
+  // The roots first, then launch them: a root marker completes at once and may start other transfers,
+  // which a single pass would then start a second time.
+  std::vector<std::uint32_t> roots;
   for (std::uint32_t i = 0; i < nrep; ++i)
-    if (R.pending[i] == 0) launch(&R, i);
+    if (R.pending[i] == 0) roots.push_back(i);
+  for (std::uint32_t i : roots) launch(&R, i);
   prof("platform+launch", pt);
   engine.run();
   prof("run", pt);
