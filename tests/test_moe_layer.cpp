@@ -168,5 +168,46 @@ TEST(MoeLayerReport, SkewMakesTheHottestRankSlowAndEplbWinsItBack) {
   EXPECT_LT(balanced.transports[1].dispatch.time_us, 1.1 * normal_uniform);
 }
 
+// DeepEP's published benchmark (deepseek-ai/DeepEP docs/legacy.md, V1 performance tables; H800 with
+// ~160 GB/s NVLink and one 400 Gb/s CX-7 per GPU; 7168 hidden, 256 experts, top-8, FP8 dispatch, BF16
+// combine). ccsim gets there from bytes, dedup, link rates and documented per-message costs alone; the
+// whole comparison is in docs/moe.md. Here the cases within the 20% aim: ratio of times.
+LayerReport deepep_case(int ep, int tokens, Transport transport) {
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, ep / 8);
+  apply_override(spec, "node.nvlink.links_per_gpu=8", "test");
+  const Topology topo = build_topology(spec, "h800");
+  LayerRequest q;
+  q.config = small_layer(ep, tokens);
+  q.config.experts = 256;
+  q.config.node_limit = transport == Transport::DeepepNormal ? 4 : 0;  // top-4 groups in the prefill benchmark
+  q.transports = {transport};
+  return run_layer(topo, q);
+}
+
+TEST(MoeAgainstDeepEp, NormalKernelsBottleneckBandwidth) {
+  struct Published {
+    int ep;
+    const char* cls;
+    double dispatch_GBps, combine_GBps;
+  };
+  for (const Published& d : {Published{8, "nvlink", 153, 158}, Published{32, "rdma", 58, 57}, Published{64, "rdma", 51, 50}}) {
+    const LayerReport r = deepep_case(d.ep, 4096, Transport::DeepepNormal);
+    const PhaseReport& dispatch = r.transports[0].dispatch;
+    const PhaseReport& combine = r.transports[0].combine;
+    const bool rdma = std::string(d.cls) == "rdma";
+    // Equal logical bytes: published bandwidth / ccsim's = ccsim's time / published time.
+    EXPECT_NEAR(d.dispatch_GBps / (rdma ? dispatch.rdma_logical_GBps : dispatch.nvlink_logical_GBps), 1.0, 0.2) << "EP" << d.ep;
+    EXPECT_NEAR(d.combine_GBps / (rdma ? combine.rdma_logical_GBps : combine.nvlink_logical_GBps), 1.0, 0.2) << "EP" << d.ep;
+  }
+}
+
+TEST(MoeAgainstDeepEp, LowLatencyKernelsAtEp32) {
+  // 128 tokens per rank: DeepEP 155 us dispatch, 273 us combine.
+  const LayerReport r = deepep_case(32, 128, Transport::DeepepLowLatency);
+  EXPECT_NEAR(r.transports[0].dispatch.time_us / 155.0, 1.0, 0.2);
+  EXPECT_NEAR(r.transports[0].combine.time_us / 273.0, 1.0, 0.2);
+}
+
 }  // namespace
 }  // namespace ccsim::moe

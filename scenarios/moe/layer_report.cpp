@@ -110,6 +110,8 @@ PhaseReport phase_report(const Topology& topo, const PhaseTraffic& traffic, cons
       : p.bottleneck == "nvlink" ? traffic.logical_nvlink_bytes
                                  : traffic.logical_rdma_bytes;
   p.bottleneck_GBps = phase_s > 0 ? logical / phase_s / 1e9 : 0.0;
+  p.rdma_logical_GBps = phase_s > 0 ? traffic.logical_rdma_bytes / phase_s / 1e9 : 0.0;
+  p.nvlink_logical_GBps = phase_s > 0 ? traffic.logical_nvlink_bytes / phase_s / 1e9 : 0.0;
   p.slowest_why = slowest_reason(traffic, p.slowest_rank, rates);
   std::vector<double> tokens(stats.rank_tokens_received.begin(), stats.rank_tokens_received.end());
   p.slowest_rank_tokens = stats.rank_tokens_received[static_cast<std::size_t>(p.slowest_rank)];
