@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "algorithms/collectives.h"
 #include "common/error.h"
 
 namespace ccsim {
@@ -58,14 +59,8 @@ const char* to_string(ArchIndex a) {
 }
 
 Func func_from_collective(const std::string& name) {
-  std::string k;
-  for (char c : name)
-    if (c != '_' && c != '-' && c != ' ') k += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (k == "broadcast") return Func::Broadcast;
-  if (k == "reduce") return Func::Reduce;
-  if (k == "allgather") return Func::AllGather;
-  if (k == "reducescatter") return Func::ReduceScatter;
-  if (k == "allreduce") return Func::AllReduce;
+  const CollectiveInfo* info = find_collective_spelled(name);
+  if (info && info->tuner_func) return *info->tuner_func;
   throw InputError("collective", "unknown collective \"" + name +
                                      "\" for NCCL's tuner (valid: broadcast, reduce, all_gather, reduce_scatter, all_reduce)");
 }

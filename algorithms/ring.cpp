@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "algorithms/collectives.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -15,8 +16,8 @@ int RingPlan::total_channels() const {
 }
 
 int ring_steps(const std::string& collective, int nranks) {
-  if (collective == "all_reduce") return 2 * (nranks - 1);
-  if (collective == "all_gather" || collective == "reduce_scatter") return nranks - 1;
+  const CollectiveInfo* info = find_collective(collective);
+  if (info && info->ring_step_multiple > 0) return info->ring_step_multiple * (nranks - 1);
   throw std::invalid_argument("no ring schedule for collective '" + collective + "'");
 }
 

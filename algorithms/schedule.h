@@ -13,7 +13,8 @@ namespace ccsim {
 struct Transfer {
   int src = 0;            // endpoint: a GPU rank (< nranks) or nranks + k for switches[k]
   int dst = 0;
-  int rail = -1;          // NIC index carrying an inter-node transfer on both sides (-1: the source GPU's NIC)
+  int rail = -1;          // NIC index carrying an inter-node transfer on both sides (-1: the source GPU's NIC;
+                          // kRailOwnNics: each side its own GPU's NIC, routing.h)
   double bytes = 0;       // bytes moved by this record (all channels and chunks it stands for)
   double delay_s = 0;     // fixed delay between "all dependencies done" and the first byte (protocol/launch)
   int step = 0;           // algorithm step (ring: 0 .. 2(n-1)-1)
@@ -24,17 +25,21 @@ struct Transfer {
                           // each lane is its own connection with its own pipeline
   std::uint32_t dep_begin = 0;  // dependencies: Schedule::deps[dep_begin, dep_begin + dep_count)
   std::uint32_t dep_count = 0;
+  // A marker (src == dst) moves no bytes and uses no link: it ends `delay_s` after its dependencies,
+  // a join point that later records depend on (a rank's barrier between the operations of a workload,
+  // a pipeline stage's "all inputs arrived"). It counts toward no rank's finish time.
+  bool is_marker() const { return src == dst; }
 };
 
 // A 64-bit key that identifies a record by (src, dst, rail, family, step) without collisions:
-// 18 bits per rank, 6 for rail + 1, 7 for family, 15 for step. Returns false when a field does not fit.
+// 18 bits per rank, 6 for rail + 2, 7 for family, 15 for step. Returns false when a field does not fit.
 // (Inline: the engine's passes over million-record schedules call it per record.)
 inline bool pack_transfer_key(int src, int dst, int rail, int family, int step, std::uint64_t* key) {
-  if (src < 0 || src >= (1 << 18) || dst < 0 || dst >= (1 << 18) || rail < -1 || rail >= 63 || family < 0 ||
+  if (src < 0 || src >= (1 << 18) || dst < 0 || dst >= (1 << 18) || rail < -2 || rail >= 62 || family < 0 ||
       family >= (1 << 7) || step < 0 || step >= (1 << 15))
     return false;
   *key = (static_cast<std::uint64_t>(src) << 46) | (static_cast<std::uint64_t>(dst) << 28) |
-         (static_cast<std::uint64_t>(rail + 1) << 22) | (static_cast<std::uint64_t>(family) << 15) |
+         (static_cast<std::uint64_t>(rail + 2) << 22) | (static_cast<std::uint64_t>(family) << 15) |
          static_cast<std::uint64_t>(step);
   return true;
 }
@@ -69,6 +74,10 @@ struct Schedule {
   // > 0: the same cap on the connections whose transfers have no dependencies, where a pipeline's
   // data enters (a chain's tail): a stream forwarded as it arrives pays its rate once, not per hop.
   double source_channel_cap_Bps = 0;
+  // > 0: every transfer leaving one GPU also crosses that GPU's issue resource of this rate, shared by
+  // all of them: GPU-initiated messaging (DeepEP's low-latency kernels) is bounded by the messages per
+  // second a GPU can post, here as messages/s x bytes per message.
+  double gpu_issue_cap_Bps = 0;
   // The generator guarantees that no two records share (src, dst, rail, family, step) (tested with
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).
@@ -87,6 +96,16 @@ struct Schedule {
   // senders and receiver there, and their NVLink legs to the relay GPU count for nobody.
   std::vector<std::uint32_t> finish_begin;
   std::vector<int> finish_ranks;
+  // Calls f(rank) for each rank whose finish time record i's end counts for (see above).
+  template <class F>
+  void for_each_finish_rank(std::size_t i, F&& f) const {
+    if (finish_begin.empty()) {
+      f(transfers[i].src);
+      if (transfers[i].dst != transfers[i].src) f(transfers[i].dst);
+    } else {
+      for (std::uint32_t k = finish_begin[i]; k < finish_begin[i + 1]; ++k) f(finish_ranks[k]);
+    }
+  }
 
   // Appends a transfer with the given dependencies and returns its index.
   std::uint32_t add(Transfer t, const std::vector<std::uint32_t>& depends_on);

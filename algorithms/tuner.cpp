@@ -151,6 +151,10 @@ TunerChoice choose(const NcclTopoSummary& s, Func f, std::uint64_t bytes, const 
     if (best < 0 || r.time_us < c.table[best].time_us) best = static_cast<int>(i);
   }
   if (best < 0) {
+    // Blame NCCL_ALGO/NCCL_PROTO only when the user set one; otherwise the topology left nothing.
+    if (s.nranks < 2 && filter.algo_text.empty() && filter.proto_text.empty())
+      throw InputError(s.name, std::string(to_string(f)) + " on 1 GPU: a collective needs at least 2 ranks "
+                                                           "(raise node.gpu.count or --nodes)");
     std::ostringstream msg;
     msg << "no algorithm/protocol left for " << to_string(f) << " on " << s.name;
     if (!filter.algo_text.empty()) msg << " with NCCL_ALGO=" << filter.algo_text;

@@ -2,12 +2,17 @@
 //   1. the README default: ring all_reduce, 32 x dgx-h100 (256 GPUs), 31 sizes 8 B .. 8 GiB
 //   2. one 1 GiB ring all_reduce on 128 x dgx-h100 (1024 GPUs)
 //   3. how one 1 GiB all_reduce grows with the node count
+//   5. (--calibrate-rows) the alpha-beta fit behind `ccsim calibrate` on logs of 1k, 3k and 10k rows
+//      (nccl-tests -b 1K -e 10M -i 1K writes 10k): it was superlinear (134 s at 10k rows)
 //   4. (--tree) NCCL's Tree all_reduce on 32 x dgx-h100, 8 B .. 1 GiB: wall time per size and per
 //      sweep (sizes grouped by chunk count, docs/tree.md)
+//   5. (--moe) one skewed MoE layer (ratio:2.5, 4096 tokens per rank, DeepEP normal kernels) at EP 256
+//      and 1024 on dgx-h100 nodes: routing + traffic + dispatch and combine in the engine (docs/moe.md)
 // Peak memory is the larger of this process's and its simulation children's maximum resident set.
 #include <sys/resource.h>
 
 #include <chrono>
+#include <random>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,7 +22,9 @@
 #include "algorithms/tuner.h"
 #include "algorithms/tree.h"
 #include "algorithms/tree_closed_form.h"
+#include "calibrate/fit.h"
 #include "sim/engine.h"
+#include "scenarios/moe/layer_report.h"
 #include "scenarios/predict.h"
 #include "topologies/spec.h"
 
@@ -98,9 +105,56 @@ void tree_case(int nodes, ccsim::Proto proto) {
               now_s() - t0, peak_rss_mib());
 }
 
+void moe_case(int nodes) {
+  const ccsim::Topology topo = dgx(nodes);
+  ccsim::moe::LayerRequest q;
+  q.config.ep = topo.num_gpus();
+  q.config.gpus_per_node = topo.gpus_per_node();
+  q.config.node_limit = 4;
+  q.routing = ccsim::moe::parse_routing_spec("ratio:2.5");
+  q.transports = {ccsim::moe::Transport::DeepepNormal};
+  const double t0 = now_s();
+  const ccsim::moe::LayerReport r = ccsim::moe::run_layer(topo, q);
+  const double wall = now_s() - t0;
+  const auto& t = r.transports.front();
+  std::printf("| moe deepep-normal ratio:2.5, 4096 tok | %5d | %9zu | dispatch %8.1f us | combine %8.1f us | %8.2f | %9.0f |\n",
+              topo.num_gpus(), t.dispatch.transfers + t.combine.transfers, t.dispatch.time_us, t.combine.time_us, wall,
+              peak_rss_mib());
+}
+
+// A log of `rows` sizes 1 KiB apart, out-of-place and in-place: 20 us + size / 100 GB/s, a 15%
+// efficiency sag in the middle, and +-1% measurement noise from mt19937_64 bits.
+void calibrate_rows_case(int rows) {
+  std::mt19937_64 rng(rows);
+  std::vector<double> x, t;
+  for (int i = 1; i <= rows; ++i) {
+    const double s = 1024.0 * i;
+    const double eff = i > rows / 3 && i < 2 * rows / 3 ? 0.85 : 1.0;
+    for (int rep = 0; rep < 2; ++rep) {
+      const double noise = 1 + 0.02 * (static_cast<double>(rng() >> 11) / 9007199254740992.0 - 0.5);
+      x.push_back(s);
+      t.push_back((20e-6 + s / (100e9 * eff)) * noise);
+    }
+  }
+  const double t0 = now_s();
+  const ccsim::AlphaBetaFit f = ccsim::fit_alpha_beta(x, t);
+  std::printf("| %6d rows | %zu knots | %8.2f s |\n", rows, f.efficiency.size(), now_s() - t0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--moe") == 0) {
+    std::printf("| case | GPUs | transfers | dispatch | combine | wall s | peak RSS MiB |\n|---|---|---|---|---|---|---|\n");
+    moe_case(32);
+    moe_case(128);
+    return 0;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--calibrate-rows") == 0) {
+    std::printf("| log | efficiency | fit wall |\n|---|---|---|\n");
+    for (int rows : {1000, 3000, 10000}) calibrate_rows_case(rows);
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--tree") == 0) {
     for (ccsim::Proto p : {ccsim::Proto::LL, ccsim::Proto::LL128, ccsim::Proto::Simple}) tree_case(32, p);
     return 0;

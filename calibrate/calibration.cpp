@@ -8,10 +8,14 @@
 #include <sstream>
 
 #include "algorithms/closed_form.h"
+#include "algorithms/collectives.h"
 #include "algorithms/ring.h"
 #include "calibrate/nccl_tests_log.h"
 #include "calibrate/perftest_log.h"
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/json_input.h"
+#include "common/text.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -19,6 +23,14 @@ namespace {
 
 using nlohmann::json;
 
+// Physical bounds of a calibration file's values (docs/calibration.md, "Limits"): a latency above
+// one second or a bandwidth outside 1 MB/s .. 10 TB/s (11x NVLink5's 900 GB/s per GPU) is a typo,
+// and would make the engine's times meaningless or infinite.
+constexpr double kMaxCalibratedLatency_s = 1.0;
+constexpr double kMinCalibratedBandwidth_Bps = 1e6;
+constexpr double kMaxCalibratedBandwidth_Bps = 1e13;
+// Efficiency knots are measured / fitted-asymptote bandwidth: noise puts a few just above 1, never 2.
+constexpr double kMaxEfficiencyFactor = 2.0;
 constexpr double kNvlinkBusbwThreshold = 64e9;  // above any PCIe Gen5 x16 link (63 GB/s)
 
 std::string fmt(double v) {
@@ -28,7 +40,8 @@ std::string fmt(double v) {
 }
 
 bool is_ring_collective(const std::string& c) {
-  return c == "all_reduce" || c == "all_gather" || c == "reduce_scatter";
+  const CollectiveInfo* info = find_collective(c);
+  return info && info->ring_step_multiple > 0;
 }
 
 double median(std::vector<double> v) {
@@ -90,27 +103,34 @@ class Reader {
     }
     return *it;
   }
+  // A number in [min, max] (or (min, max] unless `allow_equal`); absent or null is 0 when not
+  // `required`, an error when it is. `max` is a physical bound (docs/calibration.md, "Limits").
   double number(const json& obj, const std::string& path, const std::string& key, bool required, double min_exclusive,
-                bool allow_equal = false) const {
+                bool allow_equal = false, double max = std::numeric_limits<double>::max()) const {
     const json& v = member(obj, path, key, required);
-    if (v.is_null()) return 0;
-    if (!v.is_number()) fail(path + "/" + key, "must be a number (got " + v.dump() + ")");
+    if (v.is_null() && !required) return 0;
+    if (!v.is_number()) fail(path + "/" + key, "must be a number (got " + cut_for_message(v.dump()) + ")");
     const double d = v.get<double>();
-    if (!(allow_equal ? d >= min_exclusive : d > min_exclusive) || std::isinf(d))
+    if (!(allow_equal ? d >= min_exclusive : d > min_exclusive) || !(d <= max))
       fail(path + "/" + key, std::string("must be a number ") + (allow_equal ? ">= " : "> ") + fmt(min_exclusive) +
-                                 " (got " + v.dump() + ")");
+                                 (max < std::numeric_limits<double>::max() ? " and at most " + fmt(max) : std::string()) +
+                                 " (got " + cut_for_message(v.dump()) + ")");
     return d;
   }
   int integer(const json& obj, const std::string& path, const std::string& key) const {
     const json& v = member(obj, path, key, false);
     if (v.is_null()) return 0;
-    if (!v.is_number_integer() || v.get<long long>() < 0) fail(path + "/" + key, "must be a non-negative integer (got " + v.dump() + ")");
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 1000000000LL)
+      fail(path + "/" + key, "must be an integer from 0 to 1e9 (got " + cut_for_message(v.dump()) + ")");
     return v.get<int>();
   }
   std::string string(const json& obj, const std::string& path, const std::string& key) const {
     const json& v = member(obj, path, key, false);
     if (v.is_null()) return "";
-    if (!v.is_string()) fail(path + "/" + key, "must be a string (got " + v.dump() + ")");
+    if (!v.is_string()) fail(path + "/" + key, "must be a string (got " + cut_for_message(v.dump()) + ")");
+    if (find_control_char(v.get<std::string>()) != std::string::npos)
+      fail(path + "/" + key, "must not contain control characters such as newlines (got \"" +
+                                 cut_for_message(v.get<std::string>()) + "\")");
     return v.get<std::string>();
   }
   std::vector<CalibrationSource> sources(const json& obj, const std::string& path) const {
@@ -152,13 +172,19 @@ const std::vector<std::string>& calibration_classes() {
 // Building
 
 std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& opt) {
+  return ring_curves_from_nccl_tests_text(path, read_input_file(path, "nccl-tests log"), opt);
+}
+
+std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path, const std::string& text,
+                                                        const NcclTestsOptions& opt) {
   if (!opt.path_class.empty() &&
       std::find(calibration_classes().begin(), calibration_classes().end(), opt.path_class) == calibration_classes().end())
     throw InputError("--class", "unknown path class '" + opt.path_class + "' (valid: nvlink, pcie, net)");
   if (!opt.collective.empty() && !is_ring_collective(nccl_tests_collective_from_name(opt.collective)))
     throw InputError("--collective", "'" + opt.collective +
                                          "' has no ring model to calibrate (valid: all_reduce, all_gather, reduce_scatter)");
-  const auto runs = parse_nccl_tests_file(path);
+  std::istringstream in(text);
+  const auto runs = parse_nccl_tests_log(in, path);
   std::string from_name;
   {
     std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
@@ -225,6 +251,11 @@ std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, cons
       throw InputError(path, "line " + std::to_string(run.header_line) +
                                  ": the number of nodes is not in the log (no device list); pass --nodes N (or --class)");
     }
+    if (!run.has_avg_busbw)
+      c.warnings.push_back(path + ": the table of line " + std::to_string(run.header_line) +
+                           " has no 'Avg bus bandwidth' footer (log cut short?); the last row read is line " +
+                           std::to_string(run.rows.back().line) + " (size " + std::to_string(run.rows.back().size_bytes) +
+                           " B): beta is fitted without the sizes after it");
     // Points: out-of-place and in-place times.
     double peak_busbw = 0;
     for (const auto& row : run.rows) {
@@ -341,7 +372,12 @@ Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double d
 }
 
 void add_perftest_file(Calibration& cal, const std::string& path) {
-  const auto runs = parse_perftest_file(path);
+  add_perftest_text(cal, path, read_input_file(path, "perftest log"));
+}
+
+void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text) {
+  std::istringstream in(text);
+  const auto runs = parse_perftest_log(in, path);
   NicCalibration nic = cal.nic.value_or(NicCalibration{});
   bool used = false;
   for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -438,9 +474,9 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     const json& o = it.value();
     if (!o.is_object()) rd.fail(p, "must be an object");
     ClassCalibration c;
-    c.alpha_s = rd.number(o, p, "alpha_s", true, 0, true);
-    c.beta_Bps = rd.number(o, p, "beta_Bps", true, 0);
-    c.launch_s = rd.number(o, p, "launch_s", true, 0, true);
+    c.alpha_s = rd.number(o, p, "alpha_s", true, 0, true, kMaxCalibratedLatency_s);
+    c.beta_Bps = rd.number(o, p, "beta_Bps", true, kMinCalibratedBandwidth_Bps, true, kMaxCalibratedBandwidth_Bps);
+    c.launch_s = rd.number(o, p, "launch_s", true, 0, true, kMaxCalibratedLatency_s);
     c.launch_source = rd.string(o, p, "launch_source");
     c.collective = rd.string(o, p, "collective");
     if (c.collective.empty()) c.collective = "all_reduce";
@@ -456,10 +492,12 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
         const std::string q = p + "/efficiency/" + std::to_string(i);
         const json& k = eff[i];
         if (!k.is_array() || k.size() != 2 || !k[0].is_number() || !k[1].is_number())
-          rd.fail(q, "must be a [size_bytes, factor] pair of numbers (got " + k.dump() + ")");
+          rd.fail(q, "must be a [size_bytes, factor] pair of numbers (got " + cut_for_message(k.dump()) + ")");
         const double s = k[0].get<double>(), e = k[1].get<double>();
         if (!(s > 0) || std::isinf(s)) rd.fail(q + "/0", "size must be > 0 (got " + k[0].dump() + ")");
-        if (!(e > 0) || std::isinf(e)) rd.fail(q + "/1", "factor must be > 0 (got " + k[1].dump() + ")");
+        // measured / model bandwidth: a run does not beat its own asymptote by more than noise.
+        if (!(e > 0 && e <= kMaxEfficiencyFactor))
+          rd.fail(q + "/1", "factor must be in (0, " + fmt(kMaxEfficiencyFactor) + "] (got " + k[1].dump() + ")");
         if (!c.efficiency.empty() && !(s > c.efficiency.back().first))
           rd.fail(q + "/0", "sizes must increase (got " + k[0].dump() + " after " + fmt(c.efficiency.back().first) + ")");
         c.efficiency.emplace_back(s, e);
@@ -469,9 +507,11 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     const json& fit = rd.member(o, p, "fit", false);
     if (!fit.is_null()) {
       if (!fit.is_object()) rd.fail(p + "/fit", "must be an object");
-      c.fit.r2 = fit.value("r2", 0.0);
-      c.fit.max_rel_residual = fit.value("max_rel_residual", 0.0);
-      c.fit.points = fit.value("points", std::size_t{0});
+      const json& r2 = rd.member(fit, p + "/fit", "r2", false);
+      if (!r2.is_null() && !r2.is_number()) rd.fail(p + "/fit/r2", "must be a number (got " + cut_for_message(r2.dump()) + ")");
+      c.fit.r2 = r2.is_number() ? r2.get<double>() : 0.0;
+      c.fit.max_rel_residual = rd.number(fit, p + "/fit", "max_rel_residual", false, 0, true);
+      c.fit.points = static_cast<std::size_t>(rd.integer(fit, p + "/fit", "points"));
     }
     c.fit.latency_s = c.launch_s + (c.ranks > 1 ? ring_steps(c.collective, c.ranks) * c.alpha_s : 0);
     c.fit.beta_Bps = c.beta_Bps;
@@ -480,8 +520,10 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
   const json& nic = rd.member(doc, "", "nic", false);
   if (!nic.is_null()) {
     NicCalibration n;
-    n.latency_s = rd.number(nic, "/nic", "latency_s", false, 0, true);
-    n.beta_Bps = rd.number(nic, "/nic", "beta_Bps", false, 0, true);
+    n.latency_s = rd.number(nic, "/nic", "latency_s", false, 0, true, kMaxCalibratedLatency_s);
+    n.beta_Bps = rd.number(nic, "/nic", "beta_Bps", false, 0, true, kMaxCalibratedBandwidth_Bps);
+    if (n.beta_Bps > 0 && n.beta_Bps < kMinCalibratedBandwidth_Bps)
+      rd.fail("/nic/beta_Bps", "must be 0 (not measured) or at least " + fmt(kMinCalibratedBandwidth_Bps) + " (got " + fmt(n.beta_Bps) + ")");
     n.sources = rd.sources(nic, "/nic");
     cal.nic = n;
   }
@@ -489,26 +531,8 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string text = ss.str();
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Line and column of the byte offset.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') { ++line; col = 1; } else { ++col; }
-    }
-    std::string what = e.what();
-    const std::size_t p = what.find("parse error");
-    if (p != std::string::npos) what = what.substr(p);
-    throw InputError(path, "line " + std::to_string(line) + ", column " + std::to_string(col) + ": malformed JSON (" + what + ")");
-  }
-  return calibration_from_json(doc, path);
+  return calibration_from_json(parse_user_json(read_input_file(path, "calibration file"), path, /*allow_comments=*/false),
+                               path);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -71,6 +71,9 @@ struct RingCurve {
   int ranks = 0, nodes = 0;
   std::string path_class;  // nvlink, pcie, net
   std::vector<double> sizes, times_s;
+  // Said to the user but not fatal: a table without nccl-tests' closing "Avg bus bandwidth" line
+  // (a log cut short: its largest sizes, which set beta, are missing).
+  std::vector<std::string> warnings;
 };
 
 struct NcclTestsOptions {
@@ -83,6 +86,9 @@ struct NcclTestsOptions {
 // Reads every run of an nccl-tests log as ring curves. InputError names the file (and "--ranks",
 // "--nodes", "--class" or "--collective" when a flag is needed or wrong).
 std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& options);
+// The same from the log's text, already read (once: the path may be a pipe).
+std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path, const std::string& text,
+                                                        const NcclTestsOptions& options);
 
 // Fits the curves class by class. launch: with curves of several rank counts in a class, launch and
 // alpha are fitted together from the intercepts (a = launch + steps*alpha); with one rank count they
@@ -93,6 +99,7 @@ Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double d
 // Adds NIC parameters from a perftest log (ib_*_lat: latency; ib_*_bw: bandwidth) when the perftest
 // importer reads it. InputError for logs without a usable table.
 void add_perftest_file(Calibration& cal, const std::string& path);
+void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text);
 
 // ---- Files ----
 

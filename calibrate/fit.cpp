@@ -121,6 +121,74 @@ AlphaBetaSegment make_segment(const std::vector<double>& x, const std::vector<do
   return s;
 }
 
+// The measured times of each distinct size, in the order of `order` (sorted by x).
+std::vector<std::vector<double>> group_times(const std::vector<double>& x, const std::vector<double>& t,
+                                             const std::vector<std::size_t>& order) {
+  std::vector<std::vector<double>> groups;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || x[order[k]] != x[order[k - 1]]) groups.emplace_back();
+    groups.back().push_back(t[order[k]]);
+  }
+  return groups;
+}
+
+// interpolate_efficiency(knots without knot `skip`, x), without building that vector: the same
+// interval and the same arithmetic, so the result is bit-identical. Binary search over the knots.
+double efficiency_without(const std::vector<std::pair<double, double>>& knots, std::size_t skip, double x) {
+  const std::size_t n = knots.size() - (skip < knots.size() ? 1 : 0);
+  auto at = [&](std::size_t i) -> const std::pair<double, double>& { return knots[i < skip ? i : i + 1]; };
+  if (n == 0) return 1.0;
+  if (x <= at(0).first) return at(0).second;
+  if (x >= at(n - 1).first) return at(n - 1).second;
+  std::size_t lo = 1, hi = n - 1;  // the first i >= 1 with x <= at(i).first
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (x <= at(mid).first) hi = mid; else lo = mid + 1;
+  }
+  const double x0 = at(lo - 1).first, x1 = at(lo).first;
+  const double f = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return at(lo - 1).second + f * (at(lo).second - at(lo - 1).second);
+}
+
+// Greedy knot removal: while some knot can go with every point still within `tol`, remove the one
+// whose removal leaves the smallest largest error (ties: the first). Removing knot k changes the
+// interpolation only between knots k-1 and k+1, so each trial re-evaluates those points and takes
+// the rest from prefix and suffix maxima of the current errors: O(points x log knots) per removal
+// instead of O(points x knots^2) (10k-row logs took minutes).
+std::vector<std::pair<double, double>> prune_knots(std::vector<std::pair<double, double>> knots,
+                                                   const std::vector<double>& gx, const std::vector<double>& gt,
+                                                   const std::vector<std::size_t>& points, double latency_s,
+                                                   double beta_Bps, double tol) {
+  const std::size_t P = points.size();
+  auto err = [&](std::size_t p, double eff) {
+    const std::size_t g = points[p];
+    return std::fabs(rel_residual(gt[g], latency_s + gx[g] / (beta_Bps * eff)));
+  };
+  std::vector<double> px(P);
+  for (std::size_t p = 0; p < P; ++p) px[p] = gx[points[p]];
+  std::vector<double> prefix(P + 1), suffix(P + 1);
+  while (knots.size() > 1) {
+    const std::size_t none = knots.size();
+    prefix[0] = 0;
+    for (std::size_t p = 0; p < P; ++p) prefix[p + 1] = std::max(prefix[p], err(p, efficiency_without(knots, none, px[p])));
+    suffix[P] = 0;
+    for (std::size_t p = P; p-- > 0;) suffix[p] = std::max(suffix[p + 1], err(p, efficiency_without(knots, none, px[p])));
+    double best = std::numeric_limits<double>::infinity();
+    std::size_t best_k = 0;
+    for (std::size_t k = 0; k < knots.size(); ++k) {
+      // Points in [knot k-1, knot k+1] (unbounded past the ends) see a different interpolation.
+      const std::size_t lo = k == 0 ? 0 : static_cast<std::size_t>(std::lower_bound(px.begin(), px.end(), knots[k - 1].first) - px.begin());
+      const std::size_t hi = k + 1 == knots.size() ? P : static_cast<std::size_t>(std::upper_bound(px.begin(), px.end(), knots[k + 1].first) - px.begin());
+      double e = std::max(prefix[lo], suffix[hi]);
+      for (std::size_t p = lo; p < hi; ++p) e = std::max(e, err(p, efficiency_without(knots, k, px[p])));
+      if (e < best) { best = e; best_k = k; }
+    }
+    if (best > tol) break;
+    knots.erase(knots.begin() + static_cast<std::ptrdiff_t>(best_k));
+  }
+  return knots;
+}
+
 }  // namespace
 
 double interpolate_efficiency(const std::vector<std::pair<double, double>>& knots, double x) {
@@ -171,7 +239,15 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
     double best_scale = std::numeric_limits<double>::infinity(), best_loss = best_scale;
     std::vector<std::size_t> best_lo, best_hi;
     Line best_l0, best_l1;
-    for (std::size_t k = kMinDistinct; k + kMinDistinct <= distinct.size(); ++k) {
+    // Every split for ordinary logs (-f 2 gives ~30 sizes); for long linear sweeps (-i 1K to 10M:
+    // 10k sizes, each split a robust fit over all points) every `stride`-th split, then every split
+    // within a stride of the best of those: the cost stays ~kMaxSplits fits instead of growing with
+    // the square of the rows (docs/performance.md, `ccsim-bench --calibrate-rows`).
+    constexpr std::size_t kMaxSplits = 256;
+    const std::size_t first = kMinDistinct, last = distinct.size() - kMinDistinct;  // splits k in [first, last]
+    const std::size_t stride = (last - first) / kMaxSplits + 1;
+    std::size_t best_k = first;
+    auto try_split = [&](std::size_t k) {
       const double split = distinct[k];
       std::vector<std::size_t> lo, hi;
       for (std::size_t i : order) (x[i] < split ? lo : hi).push_back(i);
@@ -185,7 +261,14 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
       for (double r : ar) loss += std::min(r * r, 0.05 * 0.05);
       if (loss < best_loss) {
         best_loss = loss; best_scale = 1.4826 * median(ar); best_lo = lo; best_hi = hi; best_l0 = l0; best_l1 = l1;
+        best_k = k;
       }
+    };
+    for (std::size_t k = first; k <= last; k += stride) try_split(k);
+    if (stride > 1) {
+      const std::size_t coarse = best_k;
+      for (std::size_t k = coarse > first + stride ? coarse - stride : first; k <= std::min(last, coarse + stride); ++k)
+        if (k != coarse) try_split(k);
     }
     double one_loss = 0;
     for (std::size_t i : order) {
@@ -233,10 +316,11 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
   // Representative time per distinct x: the median of its measurements, without spikes (a
   // measurement more than kSpike above the fastest at that size: interference only slows a run down).
   std::vector<double> gx, gt;
-  for (double d : distinct) {
-    std::vector<double> ts;
-    for (std::size_t i : order)
-      if (x[i] == d) ts.push_back(t[i]);
+  // `order` is sorted by x: each distinct size's measurements are one contiguous run of it.
+  const std::vector<std::vector<double>> times_by_size = group_times(x, t, order);
+  for (std::size_t di = 0; di < distinct.size(); ++di) {
+    const double d = distinct[di];
+    const std::vector<double>& ts = times_by_size[di];
     const double lo = *std::min_element(ts.begin(), ts.end());
     std::vector<double> kept;
     for (double v : ts)
@@ -288,31 +372,13 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
     double tol = kEfficiencyTol;
     {
       std::vector<double> d;
-      for (double v : distinct) {
-        std::vector<double> ts;
-        for (std::size_t i : order)
-          if (x[i] == v) ts.push_back(t[i]);
+      for (const std::vector<double>& ts : times_by_size) {
         if (ts.size() >= 2) d.push_back(std::fabs(ts[0] - ts[1]) / (0.5 * (ts[0] + ts[1])));
       }
       if (d.size() >= 5) tol = std::max(tol, 3 * 1.4826 * median(d) / std::sqrt(2.0));
     }
     fit.efficiency_tolerance = tol;
-    if (!cand.empty() && max_err({}) > tol) {
-      std::vector<std::pair<double, double>> knots = cand;
-      while (knots.size() > 1) {
-        double best = std::numeric_limits<double>::infinity();
-        std::size_t best_k = 0;
-        for (std::size_t k = 0; k < knots.size(); ++k) {
-          auto trial = knots;
-          trial.erase(trial.begin() + static_cast<std::ptrdiff_t>(k));
-          const double e = max_err(trial);
-          if (e < best) { best = e; best_k = k; }
-        }
-        if (best > tol) break;
-        knots.erase(knots.begin() + static_cast<std::ptrdiff_t>(best_k));
-      }
-      fit.efficiency = knots;
-    }
+    if (!cand.empty() && max_err({}) > tol) fit.efficiency = prune_knots(cand, gx, gt, cand_group, fit.latency_s, fit.beta_Bps, tol);
   }
   for (std::size_t g = 0; g < gx.size(); ++g) {
     fit.sizes.push_back(gx[g]);

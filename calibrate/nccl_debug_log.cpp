@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -364,8 +365,7 @@ NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename
 }
 
 NcclDebugInfo parse_nccl_debug_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open file");
+  std::istringstream f(read_input_file(path, "NCCL debug log"));
   return parse_nccl_debug_log(f, path);
 }
 

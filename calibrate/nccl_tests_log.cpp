@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -283,6 +284,10 @@ class Parser {
     for (const auto& g : L.groups) {
       double tm, ab, bb;
       if (!parse_double(t[g.time], tm)) bad(g.time, "time");
+      // printf writes nan and inf too, but a time that is one, or negative, is no measurement.
+      if (!(tm >= 0) || std::isinf(tm))
+        fail(lineno_, "field 'time' (column " + std::to_string(g.time + 1) + ") is not a measurement: '" +
+                          cut_for_message(t[g.time]) + "' (negative, nan or inf)");
       if (!parse_double(t[g.algbw], ab)) bad(g.algbw, "algbw");
       if (!parse_double(t[g.busbw], bb)) bad(g.busbw, "busbw");
       long wrong = -1;
@@ -408,8 +413,7 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::stri
 }
 
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open file");
+  std::istringstream f(read_input_file(path, "nccl-tests log"));
   return parse_nccl_tests_log(f, path);
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace ccsim {
 
@@ -43,6 +44,8 @@ std::vector<const XmlElement*> XmlElement::descendants(const std::string& n) con
 
 namespace {
 
+constexpr int kMaxXmlDepth = 64;
+
 class XmlReader {
  public:
   XmlReader(std::string text, std::string filename) : s_(std::move(text)), file_(std::move(filename)) {}
@@ -63,6 +66,7 @@ class XmlReader {
  private:
   std::string s_, file_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
   int line_ = 1;
 
   [[noreturn]] void fail(const std::string& msg) const { throw InputError(file_, "line " + std::to_string(line_) + ": " + msg); }
@@ -146,6 +150,13 @@ class XmlReader {
   }
 
   XmlElement parse_element() {
+    // NCCL's topology is a few levels deep (system, cpu, pci switches, gpu/nic): refuse runaway
+    // nesting before the recursion exhausts the stack.
+    if (++depth_ > kMaxXmlDepth) fail("elements nested deeper than " + std::to_string(kMaxXmlDepth) + " levels");
+    struct Leave {
+      int& d;
+      ~Leave() { --d; }
+    } leave{depth_};
     XmlElement e;
     e.line = line_;
     advance();  // '<'
@@ -265,8 +276,7 @@ NcclTopoXml parse_nccl_topo_xml(std::istream& in, const std::string& filename) {
 }
 
 NcclTopoXml parse_nccl_topo_xml_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open file");
+  std::istringstream f(read_input_file(path, "NCCL topology XML"));
   return parse_nccl_topo_xml(f, path);
 }
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -27,7 +28,8 @@ bool is_device_name(const std::string& t) {
 bool is_gpu(const std::string& d) { return d.rfind("GPU", 0) == 0; }
 
 bool is_cell(const std::string& t) {
-  static const std::regex re(R"(X|SYS|SOC|NODE|PHB|PXB|PIX|PSB|NV[0-9]+)");
+  // NV# counts NVLinks between a pair: at most two digits (18 on H100/B200; ccsim allows 64 per GPU).
+  static const std::regex re(R"(X|SYS|SOC|NODE|PHB|PXB|PIX|PSB|NV[0-9]{1,2})");
   return std::regex_match(t, re);
 }
 
@@ -183,12 +185,16 @@ NvidiaSmiTopo parse_nvidia_smi_topo(std::istream& in, const std::string& filenam
     throw InputError(filename, "no nvidia-smi topo -m matrix found (expected a header line 'GPU0 GPU1 ... CPU Affinity')");
   if (rows_seen < topo.devices.size())
     fail(ln, "the matrix ends before the rows of " + missing_rows() + " (truncated output?)");
+  // nvidia-smi's NIC Legend names every NIC of the matrix: one that names only some was cut short.
+  if (!topo.nic_names.empty())
+    for (const auto& d : topo.devices)
+      if (!is_gpu(d) && !topo.nic_names.count(d))
+        fail(ln, "the NIC Legend ends without naming " + d + " (truncated output?)");
   return topo;
 }
 
 NvidiaSmiTopo parse_nvidia_smi_topo_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open file");
+  std::istringstream f(read_input_file(path, "nvidia-smi topo -m output"));
   return parse_nvidia_smi_topo(f, path);
 }
 

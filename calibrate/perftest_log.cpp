@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -199,7 +200,13 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
           continue;
         }
         double v = 0;
-        if (!parse_number(tok, v)) fail(ln, "column '" + run->columns[i] + "': expected a number, got '" + tok + "'");
+        if (!parse_number(tok, v)) fail(ln, "column '" + run->columns[i] + "': expected a number, got '" + cut_for_message(tok) + "'");
+        // Physical bounds (docs/errors.md): 100 Tb/s, 10^9 us (or cycles): beyond them a value is
+        // corrupt, and a fit through it would divide by zero or overflow.
+        const bool bandwidth = kinds[i] == Col::BwPeak || kinds[i] == Col::BwAvg;
+        if (bandwidth ? v * factor > 1e5 : v > 1e9)
+          fail(ln, "column '" + run->columns[i] + "': " + cut_for_message(tok) + " is beyond any NIC (at most " +
+                       (bandwidth ? "100000 Gb/s" : "1e9 per sample") + ")");
         switch (kinds[i]) {
           case Col::BwPeak: s.bw_peak_Gbps = v * factor; break;
           case Col::BwAvg: s.bw_avg_Gbps = v * factor; break;
@@ -308,8 +315,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
 }
 
 std::vector<PerftestRun> parse_perftest_file(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, "cannot open file");
+  std::istringstream f(read_input_file(path, "perftest log"));
   return parse_perftest_log(f, path);
 }
 

@@ -1,9 +1,11 @@
 #include "cli/args.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "common/units.h"
 
 namespace ccsim {
@@ -58,7 +60,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
         has_inline = true;
       }
     }
-    if (!spec) throw InputError("command line", "unknown option '" + a + "' (see 'ccsim help')");
+    if (!spec) throw InputError("command line", "unknown option '" + cut_for_message(a) + "' (see 'ccsim help')");
     std::string value;
     if (spec->takes_value) {
       if (has_inline) {
@@ -86,7 +88,7 @@ int parse_int_arg(const ParsedArgs& args, const std::string& name, int fallback,
   errno = 0;
   const long v = std::strtol(text.c_str(), &end, 10);
   if (text.empty() || *end != '\0' || errno != 0 || v < min_value || v > 1000000000L)
-    throw InputError(args.spelled(name), "expected an integer >= " + std::to_string(min_value) + ", got '" + text + "'");
+    throw InputError(args.spelled(name), "expected an integer >= " + std::to_string(min_value) + ", got '" + cut_for_message(text) + "'");
   return static_cast<int>(v);
 }
 
@@ -96,8 +98,8 @@ double parse_double_arg(const ParsedArgs& args, const std::string& name, double 
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno != 0)
-    throw InputError(args.spelled(name), "expected a number, got '" + text + "'");
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v))
+    throw InputError(args.spelled(name), "expected a finite number, got '" + cut_for_message(text) + "'");
   return v;
 }
 

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -10,6 +9,7 @@
 #include "calibrate/calibration.h"
 #include "cli/args.h"
 #include "common/error.h"
+#include "common/input_file.h"
 #include "common/text.h"
 #include "common/output_file.h"
 
@@ -26,10 +26,9 @@ std::string human_bytes(double b) {
 
 enum class FileKind { NcclTests, Perftest, Probe };
 
-FileKind sniff(const std::string& path) {
+FileKind sniff(const std::string& path, const std::string& text) {
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) return FileKind::Probe;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "cannot open file");
+  std::istringstream f(text);
   std::string line;
   bool perftest = false;
   while (std::getline(f, line)) {
@@ -108,16 +107,20 @@ int run_calibrate(const std::vector<std::string>& argv) {
   opt.collective = args.get("collective");
 
   std::vector<RingCurve> curves;
-  std::vector<std::string> perftest;
+  std::vector<std::pair<std::string, std::string>> perftest;  // path, text
   for (const std::string& path : args.positional()) {
-    switch (sniff(path)) {
+    // Read once: the path may be a pipe (`ccsim calibrate <(ssh host cat log)`).
+    std::string text = read_input_file(path, "log");
+    switch (sniff(path, text)) {
       case FileKind::NcclTests: {
-        auto c = ring_curves_from_nccl_tests(path, opt);
+        auto c = ring_curves_from_nccl_tests_text(path, text, opt);
+        for (const auto& curve : c)
+          for (const auto& w : curve.warnings) std::cerr << "ccsim: warning: " << w << "\n";
         curves.insert(curves.end(), c.begin(), c.end());
         break;
       }
       case FileKind::Perftest:
-        perftest.push_back(path);
+        perftest.emplace_back(path, std::move(text));
         break;
       case FileKind::Probe:
         throw InputError(path, "probe JSON files are not supported yet (docs/probes.md does not define them); "
@@ -125,7 +128,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
     }
   }
   Calibration cal = calibrate_ring_curves(curves);
-  for (const auto& p : perftest) add_perftest_file(cal, p);
+  for (const auto& [path, text] : perftest) add_perftest_text(cal, path, text);
   const std::string output = args.get("output");
   write_file_atomically(output, calibration_to_json(cal));
   print_report(cal, output);

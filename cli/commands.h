@@ -10,6 +10,9 @@ int run_predict(const std::vector<std::string>& args, const std::string& collect
 int run_topo(const std::vector<std::string>& args);
 int run_schedule(const std::vector<std::string>& args);
 int run_explain(const std::vector<std::string>& args);
+int run_moe(const std::vector<std::string>& args);
+int run_validate(const std::vector<std::string>& args);
+int run_scenario_command(const std::vector<std::string>& args);  // ccsim run
 void print_help();
 
 }  // namespace ccsim

@@ -1,8 +1,27 @@
 #include <iostream>
 
+#include "algorithms/collectives.h"
 #include "cli/commands.h"
 
 namespace ccsim {
+
+namespace {
+
+// "all_reduce, ..., reduce (root: -r), alltoall, sendrecv": the collectives ccsim predicts, from the
+// registry; the root flag is named after the last collective with a root.
+std::string collectives_line() {
+  std::string s;
+  std::size_t last_rooted = 0;
+  for (const auto& c : collectives()) {
+    if (c.shape == CollectiveShape::None) continue;
+    s += (s.empty() ? "" : ", ") + std::string(c.name);
+    if (c.has_root) last_rooted = s.size();
+  }
+  if (last_rooted > 0) s.insert(last_rooted, " (root: -r)");
+  return s;
+}
+
+}  // namespace
 
 void print_help() {
   std::cout << R"(ccsim )" CCSIM_VERSION R"( - discrete-event simulator of GPU-cluster collective communication
@@ -11,18 +30,30 @@ Usage:
   ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
                 [--collective C] [--format table|json|csv]
                 [--output FILE] [--model engine|closed-form] [--algo A] [--proto P]
-                [--channels N] [--jobs N]
+                [--channels N] [--jobs N] [--trace TRACE.json]
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf | broadcast_perf | reduce_perf |
         alltoall_perf | sendrecv_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
+  ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
+                 [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
+                 [--collective C] [--ranks N] [--model engine|closed-form]
+                 (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
+  ccsim moe [--topology ...] [--nodes N | --ep N] [--tokens T] [--hidden H] [--experts E] [--topk K]
+            [--max-nodes M] [--routing uniform|zipf:S|hot:F:H|ratio:X|trace:FILE] [--seed N]
+            [--transport nccl,deepep-normal,deepep-ll,allgather] [--eplb R | --placement P]
+            [--dispatch-dtype fp8|bf16] [--combine-dtype fp8|bf16] [--pure-rdma] [--expert-compute-us US]
+            [--format table|json|csv] [--output FILE] [--matrix FILE]      (one MoE layer, docs/moe.md)
+  ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
+  ccsim run SCENARIO.json -o DIR [--jobs N] [-q]   (what-if matrix: DIR/results.json, results.csv, report.html;
+                                                   docs/scenarios.md)
   ccsim help | --version
 
-Collectives (C): all_reduce, all_gather, reduce_scatter, broadcast, reduce (root: -r), alltoall, sendrecv.
+Collectives (C): )" << collectives_line() << R"(.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
   -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
@@ -32,6 +63,8 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   closed-form gives NCCL 2.30.7's cost model for every size. alltoall and sendrecv are NCCL's
   grouped send/recv (no tuner: LL or Simple per message, docs/collectives.md).
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
+--trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
+  rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
 Presets: dgx-h100, hgx-a100, pcie-gen4-8gpu (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

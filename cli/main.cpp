@@ -1,5 +1,6 @@
 // ccsim's single command-line entry point: dispatches to the sub-commands and turns errors into
 // one line on stderr with exit code 2 (bad input) or 1 (internal error).
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,9 +9,15 @@
 #include "cli/calibrate_command.h"
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/text.h"
 
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+namespace {
+
+// The last guard of "one line": a message that quotes user input is cut and its control
+// characters escaped, whatever the thrower did.
+std::string one_line(const std::string& message) { return ccsim::cut_for_message(message, 1000); }
+
+int dispatch(const std::vector<std::string>& args) {
   try {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
       ccsim::print_help();
@@ -27,15 +34,36 @@ int main(int argc, char** argv) {
     if (command == "schedule") return ccsim::run_schedule(rest);
     if (command == "explain") return ccsim::run_explain(rest);
     if (command == "calibrate") return ccsim::run_calibrate(rest);
+    if (command == "moe") return ccsim::run_moe(rest);
+    if (command == "validate") return ccsim::run_validate(rest);
+    if (command == "run") return ccsim::run_scenario_command(rest);
     const std::string alias = ccsim::nccl_tests_collective_from_name(command);
     if (!alias.empty() && command.size() > 5 && command.substr(command.size() - 5) == "_perf")
       return ccsim::run_predict(rest, alias);
-    throw ccsim::InputError("command line", "unknown command '" + command + "' (see 'ccsim help')");
+    throw ccsim::InputError("command line", "unknown command '" + ccsim::cut_for_message(command) + "' (see 'ccsim help')");
   } catch (const ccsim::InputError& e) {
-    std::cerr << "ccsim: error: " << e.what() << "\n";
+    std::cerr << "ccsim: error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "ccsim: internal error: " << e.what() << "\n";
+    std::cerr << "ccsim: internal error: " << one_line(e.what()) << "\n";
     return 1;
   }
+}
+
+// Standard output is the result of most commands: a write that failed (a full disk, /dev/full, a
+// closed pipe) is an error, not a silent exit 0.
+// (The failing write happened inside an earlier flush; its errno is gone by now, so no reason.)
+int check_stdout(int code) {
+  std::cout.flush();
+  const bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return code;
+  std::cerr << "ccsim: error: standard output: write failed (disk full, or a closed or unwritable output?)\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return check_stdout(dispatch(args));
 }

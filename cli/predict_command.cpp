@@ -4,17 +4,16 @@
 
 #include "cli/commands.h"
 #include "cli/algo_options.h"
+#include "cli/predict_options.h"
+#include "cli/predict_trace.h"
 #include "cli/topology_options.h"
 #include "topologies/spec.h"
 #include "common/error.h"
 #include "common/text.h"
 #include "common/output_file.h"
 #include "common/units.h"
-#include "scenarios/collective_schedule.h"
-#include "scenarios/nccl_tests_table.h"
+#include "report/render.h"
 #include "scenarios/predict.h"
-#include "scenarios/report_formats.h"
-#include "algorithms/step_timing.h"
 
 namespace ccsim {
 
@@ -56,6 +55,7 @@ std::vector<OptionSpec> predict_specs() {
       {"", "jobs", true, false},
       {"", "no-symmetry", false, false},
       {"", "no-merge", false, false},
+      {"", "trace", true, false},
       {"h", "help", false, false},
   };
   for (auto& s : topology_option_specs()) specs.push_back(s);
@@ -86,6 +86,9 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     if (!(req.sweep.step_factor >= 1))
       throw InputError(args.spelled("stepfactor"), "step factor must be >= 1, got '" + args.get("stepfactor") + "'");
   }
+  // Refused above the limits before any work; a long sweep is said up front (docs/errors.md).
+  if (const std::size_t n = sweep_sizes(req.sweep).size(); n > kWarnSweepSizes)
+    std::cerr << "ccsim: warning: " << n << " sizes to predict (above " << kWarnSweepSizes << ")\n";
   req.datatype = args.get("datatype", "float");
   req.op = args.get("op", "sum");
   req.root = parse_int_arg(args, "root", 0, 0);
@@ -100,82 +103,47 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   } else {
     req.filter = algo_filter_from_args(args);
   }
-  const std::string model = args.get("model", "engine");
-  if (model == "engine")
-    req.model = PredictModel::Engine;
-  else if (model == "closed-form")
-    req.model = PredictModel::ClosedForm;
-  else
-    throw InputError("--model", "unknown model '" + model + "' (expected engine or closed-form)");
+  req.model = model_from_args(args);
   const std::string format = args.get("format", "table");
   if (format != "table" && format != "json" && format != "csv")
     throw InputError("--format", "unknown format '" + format + "' (expected table, json or csv)");
 
   std::string source;
   nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
-  Calibration calibration;
-  std::vector<std::string> calibration_notes;
-  if (args.has("calibration")) {
-    calibration = load_calibration(args.get("calibration"));
-    const CalibrationEffect effect = calibration_effect(calibration, spec, StepTiming{});
-    for (const auto& o : effect.spec_overrides) apply_override(spec, o, args.get("calibration"));
-    req.calibration = &calibration;
-    req.calibrated_timing = effect.timing;
-    calibration_notes = effect.notes;
+  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
+  if (calibration) {
+    req.calibration = &calibration->calibration;
+    req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
-  const Prediction p = predict(topo, req);
-
-  std::string text;
-  if (format == "table") {
-    NcclTestsHeader h;
-    h.ngpus = parse_int_arg(args, "ngpus", 1, 1);
-    h.min_bytes = req.sweep.min_bytes;
-    h.max_bytes = req.sweep.max_bytes;
-    h.step = req.sweep.step_factor > 1 ? strprintf("%g(factor)", req.sweep.step_factor)
-                                       : std::to_string(req.sweep.step_bytes) + "(bytes)";
-    h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
-    h.iters = parse_int_arg(args, "iters", 20, 1);
-    const auto& ab = p.alpha_beta;
-    std::vector<std::string> pre = {
-        "# ccsim " + std::string(CCSIM_VERSION) + " prediction, not a measurement: " + req.collective + " on " + topo.name +
-            ", " + std::to_string(topo.num_nodes()) + " node(s) x " + std::to_string(topo.gpus_per_node()) +
-            " GPUs = " + std::to_string(topo.num_gpus()) + " ranks",
-        "# model: " + p.metadata["prediction"].get<std::string>(),
-        (is_p2p_collective(req.collective) ? std::string("# NCCL (") + kNcclModelVersion + ", P2P: no tuner) picks: "
-                                              : "# NCCL tuner (" + std::string(kNcclModelVersion) + ") picks: ") + p.metadata["nccl_choice"].get<std::string>(),
-        "# predicted as: " + p.metadata["predicted_as"].get<std::string>(),
-    };
-    if (is_p2p_collective(req.collective)) {
-      // The ring's alpha-beta says nothing about grouped send/recv.
-      pre.push_back("# P2P: NCCL's channels, LL/Simple rule and chunks per message, PXN across nodes, CPU proxy "
-                    "cost per network message (docs/collectives.md)");
-    } else {
-      pre.push_back("# ring alpha-beta (" + std::string(to_string(p.choices.back().ring_proto)) + "): launch " +
-                    strprintf("%.2f", ab.launch_s * 1e6) + " us, alpha " + strprintf("%.2f", ab.alpha_s * 1e6) +
-                    " us/step, beta " + strprintf("%.2f", ab.beta_Bps / 1e9) +
-                    " GB/s per step, knee S* = n*alpha*beta = " + format_bytes(p.knee_bytes));
-      pre.push_back("# ring bottleneck (closed form): " + ab.bottleneck);
-    }
-    if (req.calibration) {
-      pre.push_back("# calibration: " + args.get("calibration") + " (class " +
-                    p.metadata["calibration_class"].get<std::string>() + ")");
-      for (const auto& note : calibration_notes) pre.push_back("# calibration note: " + note);
-    }
-    if (p.metadata.contains("busiest_links_at_largest_size") && !p.metadata["busiest_links_at_largest_size"].empty()) {
-      const auto& l = p.metadata["busiest_links_at_largest_size"][0];
-      pre.push_back("# busiest link at " + format_bytes(static_cast<double>(p.rows.back().size_bytes)) + " (engine): " +
-                    l["from"].get<std::string>() + " -> " + l["to"].get<std::string>() + " (" +
-                    l["link"].get<std::string>() + "), " + strprintf("%.0f", 100 * l["utilization"].get<double>()) +
-                    "% of its bandwidth over the operation");
-    }
-    h.program_name = req.collective + "_perf";
-    text = format_nccl_tests_output(h, pre, p.rows);
-  } else if (format == "json") {
-    text = format_rows_json(p.metadata, p.rows);
-  } else {
-    text = format_rows_csv(p.metadata, p.rows);
+  // The engine replays every transfer of NCCL's schedule: a ring holds about 16 n^2 records (1024
+  // GPUs: 16.8 M records, 8 s, 1.4 GiB, docs/performance.md), so 2048 GPUs need ~4x that. Beyond,
+  // refuse up front rather than run for minutes and exhaust memory.
+  constexpr int kMaxEngineGpus = 2048;
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxEngineGpus)
+    throw InputError(args.has("nodes") ? "--nodes" : source,
+                     std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
+                         std::to_string(kMaxEngineGpus) + " (its schedules grow as GPUs squared: ~6 GiB and a minute at " +
+                         std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
+  Prediction p = predict(topo, req);
+  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
+  PredictionReport& report = p.report;
+  NcclTestsHeader& h = report.facts.table_header;
+  h.ngpus = parse_int_arg(args, "ngpus", 1, 1);
+  h.min_bytes = req.sweep.min_bytes;
+  h.max_bytes = req.sweep.max_bytes;
+  h.step = req.sweep.step_factor > 1 ? strprintf("%g(factor)", req.sweep.step_factor)
+                                     : std::to_string(req.sweep.step_bytes) + "(bytes)";
+  h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
+  h.iters = parse_int_arg(args, "iters", 20, 1);
+  if (calibration) {
+    report.facts.calibration_file = calibration->file;
+    report.facts.calibration_notes = calibration->notes;
   }
+
+  const std::string text = format == "table" ? render_prediction_table(report)
+                           : format == "json" ? render_prediction_json(report)
+                                              : render_prediction_csv(report);
   if (args.has("output"))
     write_file_atomically(args.get("output"), text);
   else

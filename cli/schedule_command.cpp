@@ -29,8 +29,15 @@ int run_schedule(const std::vector<std::string>& argv) {
     print_help();
     return 0;
   }
-  const Topology topo = topology_from_args(args, "dgx-h100");
+  if (!args.positional().empty())
+    throw InputError("command line", "unexpected argument '" + cut_for_message(args.positional().front()) + "'");
   const std::string collective = args.get("collective", "all_reduce");
+  const bool ring = collective == "all_reduce" || collective == "all_gather" || collective == "reduce_scatter";
+  if (!ring && !is_chain_collective(collective) && !is_p2p_collective(collective))
+    throw InputError(args.spelled("collective"), "unknown collective '" + cut_for_message(collective) +
+                                                     "' (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+                                                     "sendrecv, alltoall)");
+  const Topology topo = topology_from_args(args, "dgx-h100");
   const double size = static_cast<double>(parse_size_arg(args, "size", 32ull << 20));  // --size 32M
   const std::string algo = lower(args.get("algo", "ring"));
   if (algo != "ring") {

@@ -9,6 +9,7 @@
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/output_file.h"
+#include "common/text.h"
 #include "topologies/spec.h"
 #include "topologies/topo_report.h"
 
@@ -17,6 +18,9 @@ namespace ccsim {
 namespace {
 
 int run_import(const ParsedArgs& args) {
+  if (!args.positional().empty() || args.has("topology"))
+    throw InputError("command line", "--from-nvidia-smi and --from-nccl-xml import a node: give no topology besides ('" +
+                                         cut_for_message(args.positional().empty() ? args.get("topology") : args.positional().front()) + "')");
   nlohmann::json spec;
   std::string source;
   if (args.has("from-nvidia-smi")) {

@@ -1,5 +1,6 @@
 #include "cli/topology_options.h"
 
+#include "common/text.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -10,7 +11,7 @@ std::vector<OptionSpec> topology_option_specs() {
 
 void apply_topology_args(const ParsedArgs& args, nlohmann::json& spec) {
   if (args.has("nodes")) set_node_count(spec, parse_int_arg(args, "nodes", 1, 1));
-  for (const auto& assignment : args.all("set")) apply_override(spec, assignment, "--set " + assignment);
+  for (const auto& assignment : args.all("set")) apply_override(spec, assignment, "--set " + cut_for_message(assignment));
 }
 
 nlohmann::json topology_spec_from_args(const ParsedArgs& args, const std::string& default_topology, std::string* source) {

@@ -1,5 +1,11 @@
-// Writes an output file atomically: content goes to a temporary file beside the target and is
-// renamed over it only when complete, so a failed run never leaves a half-written file.
+// Writes an output file (--output, -o) so that a failed run never leaves a half-written file and
+// nothing but the named path is touched:
+// - a regular file (or a new name) gets its content through a temporary that mkstemp creates
+//   beside it (unpredictable name, O_EXCL, never a followed link), renamed over the target when
+//   complete;
+// - a device or FIFO the user names (/dev/null, /dev/stdout, a named pipe with a reader) is written
+//   directly: it is never replaced by a regular file;
+// - a directory, or a FIFO with no reader, is an InputError.
 #pragma once
 #include <string>
 

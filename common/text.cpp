@@ -46,4 +46,25 @@ bool parse_int(const std::string& t, int& v) {
   return r.ec == std::errc() && r.ptr == t.data() + t.size();
 }
 
+std::string cut_for_message(const std::string& value, std::size_t max_chars) {
+  std::string out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (out.size() >= max_chars) return out + "... (" + std::to_string(value.size()) + " bytes)";
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c < 0x20 || c == 0x7f)
+      out += strprintf("\\x%02x", static_cast<unsigned>(c));
+    else
+      out += static_cast<char>(c);
+  }
+  return out;
+}
+
+std::size_t find_control_char(const std::string& s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) return i;
+  }
+  return std::string::npos;
+}
+
 }  // namespace ccsim

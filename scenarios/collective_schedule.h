@@ -2,8 +2,8 @@
 // reduce_scatter: broadcast and reduce (NCCL runs them on Ring only: a pipelined chain along each
 // ring, algorithms/chain.h, with the protocol NCCL's tuner picks) and the P2P collectives sendrecv
 // and alltoall (grouped ncclSend/ncclRecv: no tuner, NCCL picks LL or Simple per message,
-// algorithms/p2p.h). predict() calls this per size; the nccl-tests conventions of these collectives
-// (size and count columns, redop and root columns) live here too.
+// algorithms/p2p.h). predict() calls this per size; the nccl-tests conventions of every collective
+// (size and count columns, redop and root columns) are the registry's (algorithms/collectives.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,6 +14,7 @@
 
 namespace ccsim {
 
+// Shorthands for the registry's shapes (algorithms/collectives.h).
 bool is_chain_collective(const std::string& collective);  // broadcast, reduce
 bool is_p2p_collective(const std::string& collective);    // sendrecv, alltoall
 
@@ -36,17 +37,5 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
 // channels x NCCL_P2P_LL_THRESHOLD per message, Simple above).
 Proto p2p_protocol(const Topology& topo, const NcclTopoSummary& summary, const std::string& collective,
                    double size_bytes);
-
-// nccl-tests' size and count columns for a requested size (-b/-e): broadcast, reduce, sendrecv:
-// count = size / element, size = count x element; alltoall (AlltoAllGetCollByteCount, nccl-tests >=
-// 2.14): count per peer = (size / element / n) rounded down to a multiple of 16 bytes' worth of
-// elements, size = count x n x element. Returns false for other collectives.
-bool nccl_tests_extra_size_and_count(const std::string& collective, std::uint64_t requested, int type_size,
-                                     int nranks, std::uint64_t* size_bytes, std::uint64_t* count);
-
-// nccl-tests' redop column: "none" for broadcast, alltoall (and all_gather), the op otherwise; and
-// the root column: the root for broadcast and reduce, -1 otherwise.
-std::string nccl_tests_redop(const std::string& collective, const std::string& op);
-int nccl_tests_root(const std::string& collective, int root);
 
 }  // namespace ccsim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "algorithms/collectives.h"
 #include "common/error.h"
 #include "common/text.h"
 
@@ -107,15 +108,14 @@ double avg_bus_bandwidth(const std::vector<NcclTestsRow>& rows) {
 }
 
 double busbw_factor(const std::string& c, int nranks) {
-  if (nranks < 1) throw InputError("ranks", "busbw needs at least 1 rank, got " + std::to_string(nranks));
-  const double n = nranks;
-  if (c == "all_reduce") return 2.0 * (n - 1) / n;
-  if (c == "all_gather" || c == "reduce_scatter" || c == "alltoall" || c == "gather" || c == "scatter")
-    return (n - 1) / n;
-  if (c == "broadcast" || c == "reduce" || c == "sendrecv" || c == "hypercube") return 1.0;
-  throw InputError("collective", "unknown collective '" + c +
-                                     "' (valid: all_reduce, all_gather, reduce_scatter, alltoall, gather, scatter, "
-                                     "broadcast, reduce, sendrecv, hypercube)");
+  const CollectiveInfo* info = find_collective(c);
+  if (!info || info->busbw == BusbwRule::Unknown) {
+    std::string valid;
+    for (const auto& k : collectives())
+      if (k.busbw != BusbwRule::Unknown) valid += (valid.empty() ? "" : ", ") + std::string(k.name);
+    throw InputError("collective", "unknown collective '" + c + "' (valid: " + valid + ")");
+  }
+  return collective_busbw_factor(*info, nranks);
 }
 
 }  // namespace ccsim

@@ -50,8 +50,9 @@ std::string format_nccl_time_legacy(double us);
 // Mean busbw over all rows, out-of-place and in-place, as nccl-tests' "Avg bus bandwidth" (0 for no rows).
 double avg_bus_bandwidth(const std::vector<NcclTestsRow>& rows);
 
-// nccl-tests' busbw = algbw * factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall, gather,
-// scatter (n-1)/n; broadcast, reduce, sendrecv, hypercube 1. InputError for other names or nranks < 1.
+// nccl-tests' busbw = algbw * factor, the registry's (algorithms/collectives.h): all_reduce 2(n-1)/n;
+// all_gather, reduce_scatter, alltoall, gather, scatter (n-1)/n; broadcast, reduce, sendrecv,
+// hypercube 1. InputError for other names or nranks < 1.
 double busbw_factor(const std::string& collective, int nranks);
 
 }  // namespace ccsim

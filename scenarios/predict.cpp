@@ -1,8 +1,10 @@
 #include "scenarios/predict.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 
+#include "algorithms/collectives.h"
 #include "algorithms/custom_allreduce.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/p2p.h"
@@ -10,6 +12,7 @@
 #include "algorithms/step_timing.h"
 #include "common/units.h"
 #include "common/error.h"
+#include "common/text.h"
 #include "scenarios/collective_schedule.h"
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/nccl_types.h"
@@ -18,6 +21,37 @@
 
 namespace ccsim {
 
+namespace {
+
+// Refuses sweeps that would stall after one size or exceed the documented limits (docs/errors.md),
+// before any size is materialised: `-i 1` from 0 to 1T would be 10^12 rows.
+void check_sweep_limits(const SizeSweep& sweep) {
+  if (sweep.max_bytes > kMaxSweepBytes)
+    throw InputError("-e", "maximum size " + std::to_string(sweep.max_bytes) + " bytes is above ccsim's limit of 1 PiB (" +
+                               std::to_string(kMaxSweepBytes) + " bytes; no GPU holds such a buffer)");
+  if (sweep.min_bytes >= sweep.max_bytes) return;
+  std::uint64_t count = 0;
+  if (sweep.step_factor > 1) {
+    // nccl-tests multiplies in double and truncates: a factor too small for -b never grows it.
+    const auto next = static_cast<std::uint64_t>(static_cast<double>(sweep.min_bytes) * sweep.step_factor);
+    if (next <= sweep.min_bytes)
+      throw InputError("-f", strprintf("step factor %.17g does not grow -b %llu (it rounds back to %llu): the sweep would "
+                                       "stop after one size; use a larger -b or -f, or -i",
+                                       sweep.step_factor, static_cast<unsigned long long>(sweep.min_bytes),
+                                       static_cast<unsigned long long>(next)));
+    count = static_cast<std::uint64_t>(std::log(static_cast<double>(sweep.max_bytes) / sweep.min_bytes) /
+                                       std::log(sweep.step_factor)) + 1;
+  } else if (sweep.step_bytes > 0) {
+    count = (sweep.max_bytes - sweep.min_bytes) / sweep.step_bytes + 1;
+  }
+  if (count > kMaxSweepSizes)
+    throw InputError(sweep.step_factor > 1 ? "-f" : "-i",
+                     "the sweep from -b to -e has " + std::to_string(count) + " sizes, above ccsim's limit of " +
+                         std::to_string(kMaxSweepSizes) + " (use a larger step)");
+}
+
+}  // namespace
+
 std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
   std::vector<std::uint64_t> sizes;
   if (sweep.min_bytes > sweep.max_bytes)
@@ -25,6 +59,7 @@ std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
                                std::to_string(sweep.max_bytes));
   if (sweep.step_factor <= 1 && sweep.step_bytes == 0 && sweep.min_bytes != sweep.max_bytes)
     throw InputError("-i", "step of 0 bytes with -f <= 1 would never reach -e");
+  check_sweep_limits(sweep);
   for (std::uint64_t size = sweep.min_bytes; size <= sweep.max_bytes;) {
     sizes.push_back(size);
     std::uint64_t next;
@@ -36,20 +71,6 @@ std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep) {
     size = next;
   }
   return sizes;
-}
-
-void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requested, int type_size, int nranks,
-                               std::uint64_t* size_bytes, std::uint64_t* count) {
-  const std::uint64_t ts = static_cast<std::uint64_t>(type_size);
-  if (nccl_tests_extra_size_and_count(collective, requested, type_size, nranks, size_bytes, count)) return;
-  if (collective == "all_gather" || collective == "reduce_scatter") {
-    const std::uint64_t per_rank = requested / ts / static_cast<std::uint64_t>(nranks);
-    *count = per_rank;
-    *size_bytes = per_rank * ts * static_cast<std::uint64_t>(nranks);
-  } else {
-    *count = requested / ts;
-    *size_bytes = *count * ts;
-  }
 }
 
 std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std::vector<std::string>& labels) {
@@ -71,6 +92,97 @@ std::string calibration_class_for(const Topology& topo) {
 }
 
 namespace {
+
+ReportLink report_link(const LinkStat& l, double operation_s) {
+  ReportLink r;
+  r.from = l.from;
+  r.to = l.to;
+  r.label = l.label;
+  r.link_class = to_string(l.kind);
+  r.bandwidth_GBps = l.bandwidth_Bps / 1e9;
+  r.bytes = l.bytes;
+  r.busy_us = l.busy_s * 1e6;
+  r.utilization = operation_s > 0 ? l.bytes / l.bandwidth_Bps / operation_s : 0.0;
+  return r;
+}
+
+// The latency term of NCCL's cost model for its pick (nccl_costs' row of the chosen pair).
+double latency_term_us(const TunerChoice& nccl) {
+  for (const auto& row : nccl.table)
+    if (row.algo == nccl.algo && row.proto == nccl.proto && row.time_us > 0) return row.eff_latency_us;
+  return -1;
+}
+
+// The typed report of a prediction: the facts the table's preamble and the JSON/CSV metadata print,
+// and per size the row, NCCL's choice and what was predicted.
+PredictionReport build_report(const Topology& topo, const PredictRequest& req, const Prediction& p, const RingPlan& plan,
+                              const std::vector<std::uint64_t>& sizes, const std::string& cal_class) {
+  const bool engine = req.model == PredictModel::Engine;
+  const bool p2p = is_p2p_collective(req.collective);
+  PredictionReport report;
+  ReportFacts& f = report.facts;
+  f.ccsim_version = CCSIM_VERSION;
+  f.table_header.program_name = req.collective + "_perf";
+  f.model = engine ? std::string("engine (SimGrid flow-level, max-min sharing) replaying ") +
+                         (p2p ? "NCCL's P2P send/recv" : "the tuner's choice")
+            : p2p  ? std::string("closed form: ccsim's P2P model (NCCL has no P2P cost model)")
+                   : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
+  f.collective = req.collective;
+  f.topology_name = topo.name;
+  f.cost_model = kNcclModelVersion;
+  f.step_constants = kStepTimingSource;
+  f.p2p = p2p;
+  std::vector<std::string> nccl_labels, sim_labels;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto& c = p.choices[i];
+    nccl_labels.push_back(p2p ? c.simulated : std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
+    sim_labels.push_back(c.simulated);
+    ReportSize s;
+    s.row = p.rows[i];
+    s.nccl_algorithm = p2p ? "P2P" : to_string(c.nccl_algo);
+    s.nccl_protocol = to_string(c.nccl_proto);
+    s.nccl_model_time_us = c.nccl_time_us;
+    if (!p2p && !c.custom && c.nccl_latency_us >= 0 && c.nccl_time_us > 0)
+      s.latency_share = c.nccl_latency_us / c.nccl_time_us;
+    s.predicted = c.simulated;
+    s.replayed_algorithm = c.custom ? "custom" : p2p ? "P2P" : to_string(c.sim_algo);
+    s.replayed_protocol = c.custom ? "" : to_string(c.sim_proto);
+    s.by_engine = engine && c.by_engine;
+    if (i < p.sim.size() && !p.sim[i].links.empty()) s.busiest_link = report_link(p.sim[i].links.front(), p.sim[i].time_s);
+    report.sizes.push_back(std::move(s));
+  }
+  f.nccl_choice = summarize_ranges(sizes, nccl_labels);
+  f.predicted_as = summarize_ranges(sizes, sim_labels);
+  if (req.calibration) f.calibration_class = cal_class;
+  f.algo_filter = req.filter.algo_text;
+  f.proto_filter = req.filter.proto_text;
+  f.nranks = topo.num_gpus();
+  f.nodes = topo.num_nodes();
+  f.gpus_per_node = topo.gpus_per_node();
+  f.channels = plan.total_channels();
+  f.ring_families = static_cast<int>(plan.families.size());
+  f.ring_protocol = to_string(p.choices.back().ring_proto);
+  f.launch_s = p.alpha_beta.launch_s;
+  f.alpha_s = p.alpha_beta.alpha_s;
+  f.beta_Bps = p.alpha_beta.beta_Bps;
+  f.knee_bytes = p.knee_bytes;
+  f.bottleneck = p.alpha_beta.bottleneck;
+  f.datatype = req.datatype;
+  f.op = req.op;
+  if (!p.sim.empty() && !p.sim.back().links.empty()) {
+    // The busiest link directions at the largest size: what limits the bandwidth bill.
+    const SimResult& last = p.sim.back();
+    for (std::size_t i = 0; i < last.links.size() && i < 5; ++i)
+      f.busiest_links_at_largest_size.push_back(report_link(last.links[i], last.time_s));
+    f.has_engine_stats = true;
+    f.transfers = last.transfers;
+    f.flows_simulated = last.flows_simulated;
+    f.symmetry_order = last.symmetry_order;
+    f.merge_bundle = last.merge_bundle;
+  }
+  f.topology_spec = topo.spec;
+  return report;
+}
 
 // The filter with every algorithm but Ring removed: the engine's protocol choice.
 AlgoProtoFilter ring_only(const AlgoProtoFilter& f, Func func) {
@@ -106,6 +218,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
   c.nccl_algo = nccl.algo;
   c.nccl_proto = nccl.proto;
   c.nccl_time_us = nccl.time_us;
+  c.nccl_latency_us = latency_term_us(nccl);
   const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
                             req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
   c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
@@ -229,12 +342,8 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
 }  // namespace
 
 Prediction predict(const Topology& topo, const PredictRequest& req) {
-  const bool chain = is_chain_collective(req.collective), p2p = is_p2p_collective(req.collective);
-  if (req.collective != "all_reduce" && req.collective != "all_gather" && req.collective != "reduce_scatter" && !chain &&
-      !p2p)
-    throw InputError("--collective", "'" + req.collective +
-                                         "' is not available (available: all_reduce, all_gather, reduce_scatter, "
-                                         "broadcast, reduce, alltoall, sendrecv)");
+  const CollectiveInfo& info = collective_info(req.collective);
+  const bool chain = info.shape == CollectiveShape::Chain, p2p = info.shape == CollectiveShape::P2P;
   if (req.calibration && (chain || p2p))
     throw InputError("--calibration", "calibrations describe ring all_reduce / all_gather / reduce_scatter; '" +
                                           req.collective + "' is predicted from the topology only");
@@ -245,15 +354,15 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   const int type_size = datatype_size(req.datatype);
   check_nccl_op(req.op);
   const int n = topo.num_gpus();
-  const std::vector<std::uint64_t> requested = sweep_sizes(req.sweep);
+  const std::vector<std::uint64_t> requested = req.sizes.empty() ? sweep_sizes(req.sweep) : req.sizes;
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
-  const Func func = p2p ? Func::AllReduce : func_from_collective(req.collective);
+  const Func func = info.tuner_func.value_or(Func::AllReduce);
   const NcclTopoSummary summary = summarize_for_nccl(topo);
 
   std::vector<std::uint64_t> sizes, counts;
   for (auto r : requested) {
     std::uint64_t s, c;
-    nccl_tests_size_and_count(req.collective, r, type_size, n, &s, &c);
+    collective_size_and_count(info, r, type_size, n, &s, &c);
     sizes.push_back(s);
     counts.push_back(c);
   }
@@ -319,14 +428,14 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : out.choices[i].nccl_time_us * 1e-6;
   }
 
-  const double factor = busbw_factor(req.collective, n);
+  const double factor = collective_busbw_factor(info, n);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     NcclTestsRow row;
     row.size_bytes = sizes[i];
     row.count = counts[i];
     row.type = req.datatype;
-    row.redop = nccl_tests_redop(req.collective, req.op);
-    row.root = nccl_tests_root(req.collective, req.root);
+    row.redop = collective_redop_column(info, req.op);
+    row.root = collective_root_column(info, req.root);
     const double us = times_s[i] * 1e6;
     const double algbw = us > 0 ? static_cast<double>(sizes[i]) / 1e3 / us : 0.0;  // GB/s
     row.oop_time_us = row.ip_time_us = us;
@@ -336,67 +445,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     out.rows.push_back(row);
   }
 
-  nlohmann::json meta;
-  meta["ccsim_version"] = CCSIM_VERSION;
-  meta["prediction"] = engine ? std::string("engine (SimGrid flow-level, max-min sharing) replaying ") +
-                                   (p2p ? "NCCL's P2P send/recv" : "the tuner's choice")
-                       : p2p ? std::string("closed form: ccsim's P2P model (NCCL has no P2P cost model)")
-                             : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
-  meta["collective"] = req.collective;
-  meta["cost_model"] = kNcclModelVersion;
-  meta["step_constants"] = kStepTimingSource;
-  std::vector<std::string> nccl_labels, sim_labels;
-  nlohmann::json per_size = nlohmann::json::array();
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const auto& c = out.choices[i];
-    nccl_labels.push_back(c.p2p ? c.simulated : std::string(to_string(c.nccl_algo)) + "/" + to_string(c.nccl_proto));
-    sim_labels.push_back(c.simulated);
-    per_size.push_back({{"size_bytes", sizes[i]},
-                        {"nccl_algorithm", c.p2p ? "P2P" : to_string(c.nccl_algo)},
-                        {"nccl_protocol", to_string(c.nccl_proto)},
-                        {"nccl_model_time_us", c.nccl_time_us},
-                        {"predicted", c.simulated}});
-  }
-  meta["nccl_choice"] = summarize_ranges(sizes, nccl_labels);
-  meta["predicted_as"] = summarize_ranges(sizes, sim_labels);
-  meta["per_size"] = per_size;
-  if (req.calibration) meta["calibration_class"] = cal_class;
-  if (!req.filter.algo_text.empty()) meta["algo_filter"] = req.filter.algo_text;
-  if (!req.filter.proto_text.empty()) meta["proto_filter"] = req.filter.proto_text;
-  meta["nranks"] = n;
-  meta["nodes"] = topo.num_nodes();
-  meta["gpus_per_node"] = topo.gpus_per_node();
-  meta["channels"] = plan.total_channels();
-  meta["ring_families"] = plan.families.size();
-  meta["alpha_us"] = out.alpha_beta.alpha_s * 1e6;
-  meta["beta_GBps"] = out.alpha_beta.beta_Bps / 1e9;
-  meta["launch_us"] = out.alpha_beta.launch_s * 1e6;
-  meta["knee_bytes"] = out.knee_bytes;
-  meta["bottleneck"] = out.alpha_beta.bottleneck;
-  meta["datatype"] = req.datatype;
-  meta["op"] = req.op;
-  if (!out.sim.empty() && !out.sim.back().links.empty()) {
-    // The busiest link directions at the largest size: what limits the bandwidth bill.
-    nlohmann::json busiest = nlohmann::json::array();
-    const SimResult& last = out.sim.back();
-    for (std::size_t i = 0; i < last.links.size() && i < 5; ++i) {
-      const LinkStat& l = last.links[i];
-      busiest.push_back({{"from", l.from},
-                         {"to", l.to},
-                         {"link", l.label},
-                         {"bandwidth_GBps", l.bandwidth_Bps / 1e9},
-                         {"bytes", l.bytes},
-                         {"busy_us", l.busy_s * 1e6},
-                         {"utilization", last.time_s > 0 ? l.bytes / l.bandwidth_Bps / last.time_s : 0.0}});
-    }
-    meta["busiest_links_at_largest_size"] = busiest;
-    meta["engine"] = {{"transfers", last.transfers},
-                      {"flows_simulated", last.flows_simulated},
-                      {"symmetry_order", last.symmetry_order},
-                      {"merge_bundle", last.merge_bundle}};
-  }
-  meta["topology"] = topo.spec;
-  out.metadata = meta;
+  out.report = build_report(topo, req, out, plan, sizes, cal_class);
   return out;
 }
 

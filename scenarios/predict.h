@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "algorithms/closed_form.h"
 #include "algorithms/step_timing.h"
 #include "algorithms/tuner.h"
 #include "calibrate/calibration.h"
 #include "calibrate/nccl_tests_log.h"
+#include "report/prediction_report.h"
 #include "sim/engine.h"
 #include "topologies/topology.h"
 
@@ -29,12 +28,21 @@ struct SizeSweep {
   std::uint64_t step_bytes = 1ull << 20;
 };
 
-// The sizes nccl-tests visits: min, then *factor (or +step) while <= max.
+// Limits of a sweep (docs/errors.md): above 100,000 sizes even the closed-form model prints a
+// table nobody reads; sizes above 1 PiB are beyond any GPU's memory.
+inline constexpr std::uint64_t kMaxSweepSizes = 100000;
+inline constexpr std::uint64_t kMaxSweepBytes = 1ull << 50;
+// Above this many sizes, the commands warn on stderr that the engine will take a while.
+inline constexpr std::uint64_t kWarnSweepSizes = 1000;
+
+// The sizes nccl-tests visits: min, then *factor (or +step) while <= max. InputError for sweeps
+// above the limits and factors that do not grow -b.
 std::vector<std::uint64_t> sweep_sizes(const SizeSweep& sweep);
 
 struct PredictRequest {
   std::string collective = "all_reduce";
   SizeSweep sweep;
+  std::vector<std::uint64_t> sizes;  // explicit sizes instead of the sweep (validate: a log's size column)
   std::string datatype = "float";
   std::string op = "sum";
   int root = 0;
@@ -61,6 +69,7 @@ struct SizeChoice {
   Algo nccl_algo = Algo::Ring;     // NCCL's pick (within the filter)
   Proto nccl_proto = Proto::Simple;
   double nccl_time_us = 0;         // NCCL's cost model for its pick
+  double nccl_latency_us = -1;     // its latency term (latency x latCount); -1 where NCCL has no model
   Proto ring_proto = Proto::Simple; // Ring's best protocol at this size (the ring alpha-beta report)
   Algo sim_algo = Algo::Ring;       // what was predicted: replayed by the engine, or the closed form's
   Proto sim_proto = Proto::Simple;
@@ -77,13 +86,10 @@ struct Prediction {
   AlphaBeta alpha_beta;   // of the ring plan with the largest size's protocol, for the report
   double knee_bytes = 0;  // S* = n alpha beta
   std::vector<SimResult> sim;  // engine results per row (empty for the closed form)
-  nlohmann::json metadata;     // topology, parameters, ccsim version: recorded in JSON/CSV outputs
+  // The typed report every output renders (report/prediction_report.h). predict() fills all but the
+  // caller's parts: facts.table_header (nccl-tests flags) and the calibration's file name and notes.
+  PredictionReport report;
 };
-
-// The nccl-tests size column and element count for a requested size: nccl-tests rounds the count
-// down to whole elements (per rank for all_gather / reduce_scatter).
-void nccl_tests_size_and_count(const std::string& collective, std::uint64_t requested, int type_size, int nranks,
-                               std::uint64_t* size_bytes, std::uint64_t* count);
 
 Prediction predict(const Topology& topo, const PredictRequest& request);
 

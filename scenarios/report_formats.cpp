@@ -8,7 +8,17 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string shortest(double v) {
+ojson wrong_json(long w) { return w < 0 ? ojson(nullptr) : ojson(w); }
+
+ojson number_json(double v) {
+  // JSON has no NaN/Inf; nlohmann would print null anyway, make it explicit.
+  if (!std::isfinite(v)) return ojson(nullptr);
+  return ojson(v);
+}
+
+}  // namespace
+
+std::string shortest_double_text(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
@@ -25,16 +35,6 @@ std::string csv_field(const std::string& s) {
   }
   return q + "\"";
 }
-
-ojson wrong_json(long w) { return w < 0 ? ojson(nullptr) : ojson(w); }
-
-ojson number_json(double v) {
-  // JSON has no NaN/Inf; nlohmann would print null anyway, make it explicit.
-  if (!std::isfinite(v)) return ojson(nullptr);
-  return ojson(v);
-}
-
-}  // namespace
 
 const std::vector<std::string>& report_row_columns() {
   static const std::vector<std::string> cols = {
@@ -87,9 +87,9 @@ std::string format_rows_csv(const nlohmann::json& metadata, const std::vector<Nc
   auto wrong = [](long w) { return w < 0 ? std::string() : std::to_string(w); };
   for (const auto& r : rows) {
     s += std::to_string(r.size_bytes) + "," + std::to_string(r.count) + "," + csv_field(r.type) + "," +
-         csv_field(r.redop) + "," + std::to_string(r.root) + "," + shortest(r.oop_time_us) + "," +
-         shortest(r.oop_algbw_GBps) + "," + shortest(r.oop_busbw_GBps) + "," + wrong(r.oop_wrong) + "," +
-         shortest(r.ip_time_us) + "," + shortest(r.ip_algbw_GBps) + "," + shortest(r.ip_busbw_GBps) + "," +
+         csv_field(r.redop) + "," + std::to_string(r.root) + "," + shortest_double_text(r.oop_time_us) + "," +
+         shortest_double_text(r.oop_algbw_GBps) + "," + shortest_double_text(r.oop_busbw_GBps) + "," + wrong(r.oop_wrong) + "," +
+         shortest_double_text(r.ip_time_us) + "," + shortest_double_text(r.ip_algbw_GBps) + "," + shortest_double_text(r.ip_busbw_GBps) + "," +
          wrong(r.ip_wrong) + "\n";
   }
   return s;

@@ -9,6 +9,11 @@
 
 namespace ccsim {
 
+// The shortest text that reads back to the same double ("nan", "inf", "-inf" for those).
+std::string shortest_double_text(double v);
+// A CSV field: quoted (with '"' doubled) when it holds ',', '"' or a line break.
+std::string csv_field(const std::string& s);
+
 // Column names (with units) shared by the CSV header and the JSON row keys, in this order:
 // size_bytes,count,type,redop,root,oop_time_us,oop_algbw_GBps,oop_busbw_GBps,oop_wrong,
 // ip_time_us,ip_algbw_GBps,ip_busbw_GBps,ip_wrong

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs ccsim's build dependencies from Debian packages (only what is missing) and builds it.
+# chromium renders report.html in the tests (tests/test_report_html.cpp skips without it).
 # Idempotent and quiet when everything is already there. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libgtest-dev libibverbs-dev)
+packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libgtest-dev libibverbs-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

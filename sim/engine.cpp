@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -14,6 +15,8 @@
 #include <cstdlib>
 
 #include "algorithms/endpoint_route.h"
+#include "common/error.h"
+#include "common/text.h"
 #include "sim/isolated_run.h"
 #include "sim/merge.h"
 #include "sim/symmetry.h"
@@ -24,6 +27,32 @@ namespace sg4 = simgrid::s4u;
 namespace ccsim {
 
 namespace {
+
+// CCSIM_SIMGRID_CFG (docs/engine.md): one SimGrid `KEY:VALUE` among the solver settings the engine's
+// comparisons vary. Anything else is refused here, in one line, instead of by SimGrid's xbt with a
+// backtrace (or silently changing what the engine models).
+std::string checked_simgrid_cfg(const std::string& cfg) {
+  static const char* const keys[] = {"network/model",         "network/optim",          "network/latency-factor",
+                                     "network/bandwidth-factor", "network/TCP-gamma",    "network/crosstraffic",
+                                     "network/weight-S",      "network/maxmin-selective-update",
+                                     "maxmin/precision",      "surf/precision",         "precision/timing",
+                                     "precision/work-amount", "maxmin/concurrency-limit"};
+  const auto colon = cfg.find(':');
+  const std::string key = cfg.substr(0, colon);
+  const std::string value = colon == std::string::npos ? "" : cfg.substr(colon + 1);
+  std::string valid;
+  bool known = false;
+  for (const char* k : keys) {
+    known = known || key == k;
+    valid += (valid.empty() ? "" : ", ") + std::string(k);
+  }
+  bool plain = !value.empty();
+  for (char c : value) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == '_');
+  if (!known || !plain)
+    throw InputError("CCSIM_SIMGRID_CFG", "expected KEY:VALUE with KEY one of " + valid + " (got '" +
+                                              cut_for_message(cfg) + "')");
+  return cfg;
+}
 
 // CCSIM_PROFILE=1 prints the wall time of each engine phase on stderr (docs/performance.md).
 double prof_now() {
@@ -167,8 +196,18 @@ void start_now(Replay* R, std::uint32_t t) {
 // All dependencies of t are done at the current time: start it once its ready time has come. The
 // route's common fixed delay is part of its latency; only the excess (the launch cost of a first
 // step) is waited for here, after the last data dependency (not after the pipeline slot).
+void complete_marker(Replay* R, std::uint32_t t);
+
 void launch(Replay* R, std::uint32_t t) {
   const double now = sg4::Engine::get_clock();
+  if (R->route_of[t] < 0) {  // a marker: no route, no bytes
+    const double ready = R->ready_at[t] + R->delay[t];
+    if (ready > now)
+      simgrid::kernel::timer::Timer::set(ready, [R, t] { complete_marker(R, t); });
+    else
+      complete_marker(R, t);
+    return;
+  }
   const double ready = R->ready_at[t] + R->delay[t] - R->route_delay[R->route_of[t]];
   if (ready > now)
     simgrid::kernel::timer::Timer::set(ready, [R, t] { start_now(R, t); });
@@ -176,10 +215,24 @@ void launch(Replay* R, std::uint32_t t) {
     start_now(R, t);
 }
 
+void release_successors(Replay* R, std::uint32_t t);
+
+// A marker (Transfer::is_marker) moves no bytes: it ends the moment its dependencies are done and its
+// delay has passed, without SimGrid. It never touches R->finished: it may complete inside another
+// transfer's completion callback.
+void complete_marker(Replay* R, std::uint32_t t) {
+  R->start[t] = R->end[t] = sg4::Engine::get_clock();
+  release_successors(R, t);
+}
+
 void on_transfer_done(Replay* R, std::uint32_t t) {
-  const double now = sg4::Engine::get_clock();
-  R->end[t] = now;
+  R->end[t] = sg4::Engine::get_clock();
   R->finished = std::move(R->comms[t]);  // releases the previous completion, whose callback is over
+  release_successors(R, t);
+}
+
+void release_successors(Replay* R, std::uint32_t t) {
+  const double now = R->end[t];
   for (std::uint32_t k = R->succ_begin[t]; k < R->succ_begin[t + 1]; ++k) {
     const std::uint32_t s = R->succ[k];
     R->ready_at[s] = std::max(R->ready_at[s], now);
@@ -267,10 +320,15 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   std::vector<std::vector<Hop>> routes;
   std::vector<double> flow_cap_Bps;        // per route: each flow's cap (transfer_rate_cap_Bps; 0: none)
   std::vector<double> connection_cap_Bps;  // per route: the flows' total cap (0: none)
+  std::vector<int> route_source;           // per route: the GPU whose issue resource it crosses (-1: none)
   R.route_of.resize(nrep);
   const int gpn = topo.gpus_per_node();
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
+    if (t.is_marker()) {
+      R.route_of[i] = -1;
+      continue;
+    }
     const bool inter_node = t.src < sched.nranks && t.dst < sched.nranks && t.src / gpn != t.dst / gpn;
     const bool source = t.dep_count == 0 && sched.source_channel_cap_Bps > 0;
     double channel_cap = inter_node ? sched.inter_node_channel_cap_Bps : 0.0;
@@ -287,6 +345,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       routes.push_back(std::move(hops));
       flow_cap_Bps.push_back(sched.transfer_rate_cap_Bps);
       connection_cap_Bps.push_back(channel_cap * t.channels);
+      route_source.push_back(t.src < sched.nranks && sched.gpu_issue_cap_Bps > 0 ? t.src : -1);
     }
     R.route_of[i] = it->second;
   }
@@ -306,7 +365,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
     R.bytes[i] = t.bytes * byte_factor;
-    R.delay[i] = t.delay_s + route_latency[R.route_of[i]];
+    R.delay[i] = t.delay_s + (R.route_of[i] >= 0 ? route_latency[R.route_of[i]] : 0.0);
     std::vector<std::uint32_t> deps;
     for (std::uint32_t k = 0; k < t.dep_count; ++k) deps.push_back(static_cast<std::uint32_t>(rep_index[q.rep_of[sched.deps_of(t)[k]]]));
     std::sort(deps.begin(), deps.end());
@@ -326,6 +385,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   std::map<std::tuple<int, int, int, int, int>, std::vector<std::uint32_t>> lanes;
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
+    if (t.is_marker()) continue;
     lanes[std::make_tuple(t.src, t.dst, t.rail, t.family, t.lane)].push_back(static_cast<std::uint32_t>(i));
   }
   R.slot_next.assign(nrep, -1);
@@ -346,7 +406,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
                                    "--cfg=network/TCP-gamma:0",
                                    "--cfg=network/crosstraffic:0",
                                    "--cfg=contexts/stack-size:128"};
-  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back(std::string("--cfg=") + extra);
+  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back("--cfg=" + checked_simgrid_cfg(extra));
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
@@ -373,8 +433,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   double fastest_link_Bps = 0;
   for (auto [it, end] = boost::edges(topo.graph()); it != end; ++it)
     fastest_link_Bps = std::max(fastest_link_Bps, topo.link(*it).bandwidth_Bps);
+  std::map<int, sg4::Link*> issue_links;  // per source GPU (Schedule::gpu_issue_cap_Bps)
   R.route_delay.assign(routes.size(), fifo ? 0.0 : -1.0);
   for (std::size_t i = 0; i < nrep && !fifo; ++i) {
+    if (R.route_of[i] < 0) continue;
     double& d = R.route_delay[R.route_of[i]];
     d = d < 0 ? R.delay[i] : std::min(d, R.delay[i]);
   }
@@ -398,6 +460,13 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     // A connection's cap: a link of its own, shared by the connection's flows in flight.
     if (connection_cap_Bps[r] > 0)
       path.emplace_back(zone->create_link("connection" + std::to_string(r), connection_cap_Bps[r] * kByteScale)->seal());
+    if (route_source[r] >= 0) {
+      // The source GPU's message-issue resource, shared by all its transfers (Schedule::gpu_issue_cap_Bps).
+      auto [it, fresh] = issue_links.try_emplace(route_source[r], nullptr);
+      if (fresh)
+        it->second = zone->create_link("issue" + std::to_string(route_source[r]), sched.gpu_issue_cap_Bps * kByteScale)->seal();
+      path.emplace_back(it->second);
+    }
     for (const Hop& h : routes[r]) path.emplace_back(platform_link(h));
     zone->add_route(src->get_netpoint(), nullptr, nullptr, nullptr, path, false);
     zone->add_route(nullptr, dst->get_netpoint(), nullptr, nullptr, {}, false);
@@ -433,16 +502,15 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   for (std::size_t i = 0; i < original.transfers.size(); ++i) {
     const std::size_t r = rep_of_original(i);
     const auto& t = original.transfers[i];
+    if (t.is_marker()) {
+      if (options.record_transfers) result.transfer_start_s[i] = result.transfer_end_s[i] = R.end[r];
+      continue;
+    }
     result.time_s = std::max(result.time_s, R.end[r]);
     const auto finish = [&](int rank) {
       if (rank < original.nranks) result.rank_finish_s[rank] = std::max(result.rank_finish_s[rank], R.end[r]);
     };
-    if (original.finish_begin.empty()) {
-      finish(t.src);
-      finish(t.dst);
-    } else {
-      for (std::uint32_t k = original.finish_begin[i]; k < original.finish_begin[i + 1]; ++k) finish(original.finish_ranks[k]);
-    }
+    original.for_each_finish_rank(i, finish);
     if (options.record_transfers) {
       result.transfer_start_s[i] = R.start[r];
       result.transfer_end_s[i] = R.end[r];
@@ -455,12 +523,14 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     std::vector<std::pair<double, double>> busy;
   };
   std::map<LinkDirectionKey, Acc> acc;
-  for (std::size_t i = 0; i < nrep; ++i)
+  for (std::size_t i = 0; i < nrep; ++i) {
+    if (R.route_of[i] < 0) continue;
     for (const Hop& h : routes[R.route_of[i]]) {
       Acc& a = acc[link_direction_key(topo, h)];
       a.bytes += R.bytes[i];
       a.busy.emplace_back(R.start[i], R.end[i]);
     }
+  }
   std::map<LinkDirectionKey, double> busy_of;
   for (auto& [k, a] : acc) busy_of[k] = union_length(a.busy);
   const Graph& g = topo.graph();
@@ -520,8 +590,8 @@ bool same_structure(const Schedule& a, const Schedule& b) {
       a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
       a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
-      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.finish_begin != b.finish_begin ||
-      a.finish_ranks != b.finish_ranks)
+      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_cap_Bps != b.gpu_issue_cap_Bps ||
+      a.finish_begin != b.finish_begin || a.finish_ranks != b.finish_ranks)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

@@ -10,38 +10,62 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/fd_write.h"
 
 namespace ccsim {
 
 namespace {
 
 // Message framing: one status byte ('O' ok, 'I' input error, 'E' other error) then the payload.
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t w = ::write(fd, data, size);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    data += w;
-    size -= static_cast<std::size_t>(w);
-  }
-}
 
 struct Child {
   pid_t pid = -1;
   int fd = -1;
+  std::FILE* err = nullptr;  // the child's stderr: SimGrid's aborts print backtraces there
 };
+
+// The child's stderr, whole; rewound and closed.
+std::string take_stderr(std::FILE* err) {
+  std::string text;
+  if (!err) return text;
+  std::rewind(err);
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, err)) > 0 && text.size() < (1u << 20);) text.append(buf, n);
+  std::fclose(err);
+  return text;
+}
+
+// One line for an error message: the first line of the child's stderr that is not a backtrace.
+std::string first_meaningful_line(const std::string& text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    const auto b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    line = line.substr(b);
+    if (line.rfind("Backtrace", 0) == 0 || line.rfind("0x", 0) == 0 || line[0] == '#' || line[0] == '-') continue;
+    if (line.size() > 200) line = line.substr(0, 200) + "...";
+    return line;
+  }
+  return "";
+}
 
 Child start(const std::function<std::string()>& job) {
   int fds[2];
   // Buffered output would otherwise be written twice, once by each process.
   std::fflush(nullptr);
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  // An unnamed temporary: whatever SimGrid prints (an xbt error, an abort's backtrace) is kept
+  // out of the user's terminal and summarised in one line if the child fails.
+  std::FILE* err = std::tmpfile();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
+    if (err) ::dup2(::fileno(err), 2);
     char status = 'O';
     std::string payload;
     try {
@@ -53,13 +77,13 @@ Child start(const std::function<std::string()>& job) {
       status = 'E';
       payload = e.what();
     }
-    write_all(fds[1], &status, 1);
-    write_all(fds[1], payload.data(), payload.size());
+    write_all_fd(fds[1], &status, 1);
+    write_all_fd(fds[1], payload.data(), payload.size());
     ::close(fds[1]);
     ::_exit(0);  // skip static destructors: SimGrid's teardown is not needed
   }
   ::close(fds[1]);
-  return Child{pid, fds[0]};
+  return Child{pid, fds[0], err};
 }
 
 std::string finish(Child child) {
@@ -75,11 +99,15 @@ std::string finish(Child child) {
   int wstatus = 0;
   while (::waitpid(child.pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
+  const std::string err = take_stderr(child.err);
   if (data.empty()) {
+    const std::string said = first_meaningful_line(err);
+    const std::string tail = said.empty() ? "" : " (" + said + ")";
     if (WIFSIGNALED(wstatus))
-      throw std::runtime_error("simulation process died with signal " + std::to_string(WTERMSIG(wstatus)));
-    throw std::runtime_error("simulation process ended without a result");
+      throw std::runtime_error("simulation process died with signal " + std::to_string(WTERMSIG(wstatus)) + tail);
+    throw std::runtime_error("simulation process ended without a result" + tail);
   }
+  if (!err.empty()) std::fwrite(err.data(), 1, err.size(), stderr);  // a successful child's warnings
   const char status = data[0];
   std::string payload = data.substr(1);
   if (status == 'I') throw InputError("", payload);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "algorithms/chain.h"
+#include "algorithms/collectives.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/p2p.h"
 #include "algorithms/ring.h"
@@ -268,22 +269,23 @@ TEST(P2p, PeersBeyondTheConcurrencyLimitWaitForASlot) {
 TEST(NcclTestsConventions, AlltoallSizeAndCountMatchARealLog) {
   // nccl-tests 2.17.8 alltoall_perf on 80 ranks, double, -b 32M: "33553920  52428  double  none  -1".
   std::uint64_t size = 0, count = 0;
-  ASSERT_TRUE(nccl_tests_extra_size_and_count("alltoall", 33554432, 8, 80, &size, &count));
+  const CollectiveInfo& alltoall = collective_info("alltoall");
+  collective_size_and_count(alltoall, 33554432, 8, 80, &size, &count);
   EXPECT_EQ(size, 33553920u);
   EXPECT_EQ(count, 52428u);
   // float: 33554432 / 4 / 80 = 104857, rounded down to a multiple of 16/4 = 4: 104856.
-  ASSERT_TRUE(nccl_tests_extra_size_and_count("alltoall", 33554432, 4, 80, &size, &count));
+  collective_size_and_count(alltoall, 33554432, 4, 80, &size, &count);
   EXPECT_EQ(count, 104856u);
   EXPECT_EQ(size, 104856u * 80 * 4);
-  ASSERT_TRUE(nccl_tests_extra_size_and_count("broadcast", 1001, 4, 8, &size, &count));
+  collective_size_and_count(collective_info("broadcast"), 1001, 4, 8, &size, &count);
   EXPECT_EQ(count, 250u);
   EXPECT_EQ(size, 1000u);
-  EXPECT_EQ(nccl_tests_redop("broadcast", "sum"), "none");
-  EXPECT_EQ(nccl_tests_redop("alltoall", "sum"), "none");
-  EXPECT_EQ(nccl_tests_redop("reduce", "max"), "max");
-  EXPECT_EQ(nccl_tests_redop("sendrecv", "sum"), "sum");
-  EXPECT_EQ(nccl_tests_root("reduce", 3), 3);
-  EXPECT_EQ(nccl_tests_root("sendrecv", 3), -1);
+  EXPECT_EQ(collective_redop_column(collective_info("broadcast"), "sum"), "none");
+  EXPECT_EQ(collective_redop_column(collective_info("alltoall"), "sum"), "none");
+  EXPECT_EQ(collective_redop_column(collective_info("reduce"), "max"), "max");
+  EXPECT_EQ(collective_redop_column(collective_info("sendrecv"), "sum"), "sum");
+  EXPECT_EQ(collective_root_column(collective_info("reduce"), 3), 3);
+  EXPECT_EQ(collective_root_column(collective_info("sendrecv"), 3), -1);
 }
 
 }  // namespace

@@ -148,8 +148,38 @@ Route reverse_route(const Route& route) {
   return r;
 }
 
+namespace {
+// Dijkstra from a to b over the whole graph (inside a's node when a and b share one).
+Route node_route(const Topology& topo, VertexId a, VertexId b);
+}  // namespace
+
 Route route_between(const Topology& topo, VertexId a, VertexId b) {
   if (a == b) return {};
+  const Graph& g = topo.graph();
+  const int node_a = g[a].node, node_b = g[b].node;
+  const bool same_node = node_a >= 0 && node_a == node_b;
+  const std::size_t block = topo.node_vertex_block();
+  if (same_node && block > 0) {
+    // Inside a node the search never leaves it: node 0's route (computed once, over the same local
+    // structure, so with the same ties) moved to node n. Dijkstra over the whole graph per call was
+    // quadratic in the node count.
+    const std::size_t base = static_cast<std::size_t>(node_a) * block;
+    const VertexId a0 = a - base, b0 = b - base;
+    const std::uint64_t key = (static_cast<std::uint64_t>(a0) << 32) | static_cast<std::uint64_t>(b0);
+    auto it = topo.node0_route_cache.find(key);
+    if (it == topo.node0_route_cache.end()) it = topo.node0_route_cache.emplace(key, node_route(topo, a0, b0)).first;
+    if (base == 0) return it->second;
+    Route r;
+    r.reserve(it->second.size());
+    for (const Hop& h : it->second) r.push_back(make_hop(topo, hop_from(topo, h) + base, hop_to(topo, h) + base));
+    return r;
+  }
+  return node_route(topo, a, b);
+}
+
+namespace {
+
+Route node_route(const Topology& topo, VertexId a, VertexId b) {
   const Graph& g = topo.graph();
   const int node_a = g[a].node, node_b = g[b].node;
   const bool same_node = node_a >= 0 && node_a == node_b;
@@ -187,6 +217,8 @@ Route route_between(const Topology& topo, VertexId a, VertexId b) {
   return r;
 }
 
+}  // namespace
+
 namespace {
 Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail);
 }  // namespace
@@ -200,7 +232,7 @@ Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int r
   // Schedules ask for the same few thousand routes many times (schedule building, symmetry checks,
   // the engine): each is computed once per topology.
   const std::uint64_t key = (static_cast<std::uint64_t>(src_rank) << 40) | (static_cast<std::uint64_t>(dst_rank) << 16) |
-                            static_cast<std::uint64_t>(rail + 1);
+                            static_cast<std::uint64_t>(rail + 2);
   const auto cached = topo.route_cache.find(key);
   if (cached != topo.route_cache.end()) return cached->second;
   Route r = compute_route_between_gpus(topo, src_rank, dst_rank, rail);
@@ -214,7 +246,9 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
   const int G = topo.gpus_per_node();
   const int ns = src_rank / G, nd = dst_rank / G, ls = src_rank % G;
   const VertexId gs = topo.gpu(src_rank), gd = topo.gpu(dst_rank);
-  if (ns == nd) return intra_node(topo, gs, gd);
+  // kRailOwnNics inside one node: out through the source's NIC and back in through the destination's
+  // (RDMA loopback through the leaf switches, as pure-RDMA GPU-initiated transports do).
+  if (ns == nd && rail != kRailOwnNics) return intra_node(topo, gs, gd);
 
   const int nics = topo.nics_per_node();
   if (nics == 0) throw std::runtime_error("topology: no NIC to leave node " + std::to_string(ns));
@@ -223,7 +257,9 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
   if (r >= nics)
     throw std::out_of_range("route_between_gpus: rail " + std::to_string(r) + " out of range (" +
                             std::to_string(nics) + " NICs per node)");
-  const VertexId nic_s = topo.nic(ns, r), nic_d = topo.nic(nd, r);
+  // The destination's rail: the same NIC index (rail-aligned), or its own GPU's NIC.
+  const int rd = rail == kRailOwnNics ? nic_for_gpu(topo, dst_rank % G) : r;
+  const VertexId nic_s = topo.nic(ns, r), nic_d = topo.nic(nd, rd);
 
   Route route;
   bool done_src = false;
@@ -242,7 +278,7 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
   const int group_s = ns / topo.nodes_per_leaf(), group_d = nd / topo.nodes_per_leaf();
   VertexId leaf_s, leaf_d;
   if (!topo.find_vertex(VertexKind::LeafSwitch, -1, r, group_s, &leaf_s) ||
-      !topo.find_vertex(VertexKind::LeafSwitch, -1, r, group_d, &leaf_d))
+      !topo.find_vertex(VertexKind::LeafSwitch, -1, rd, group_d, &leaf_d))
     throw std::runtime_error("topology: missing leaf switch for rail " + std::to_string(r));
   route.push_back(make_hop(topo, nic_s, leaf_s));
   if (leaf_s != leaf_d) {

@@ -20,7 +20,11 @@ namespace ccsim {
 // and enters through the NIC of the same index on the destination node (rail-aligned). If that NIC
 // is not the source GPU's own and the GPU has NVLink, the data first crosses NVLink to the GPU
 // affined to that NIC (PXN). Without GPUDirect RDMA, GPU<->NIC traffic is staged in host memory.
+// rail == kRailOwnNics: leaves through the source GPU's own NIC and enters through the destination GPU's
+// own NIC, crossing the spine when the two rails' leaves differ (GPU-initiated RDMA as NVSHMEM does it:
+// every GPU posts on its own NIC and targets its peer's, DeepEP's low-latency kernels).
 // Throws std::out_of_range on bad ranks/rails.
+constexpr int kRailOwnNics = -2;
 Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail = -1);
 
 // Generic preferred shortest path from a to b (Dijkstra): NVLink first, then fewer PCIe bridges,

@@ -6,7 +6,12 @@
 #include <map>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "common/error.h"
+#include "common/input_file.h"
+#include "common/json_input.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "topologies/presets.h"
 #include "topologies/routing.h"
@@ -27,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
-      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "pcie_generation", "pcie_lanes"}},
+      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
@@ -69,7 +74,8 @@ std::string fmt_num(double x) {
   return os.str();
 }
 
-std::string describe(const json& j) { return j.dump(); }
+// A value as an error message quotes it: one short line however large the value.
+std::string describe(const json& j) { return cut_for_message(j.dump()); }
 
 // Validation context: one JSON object at `path` in `source`.
 class Obj {
@@ -80,7 +86,7 @@ class Obj {
     const auto& valid = spec_keys(path_);
     for (auto it = j_.begin(); it != j_.end(); ++it) {
       if (std::find(valid.begin(), valid.end(), it.key()) == valid.end())
-        fail(it.key(), "unknown key '" + it.key() + "' (" + suggestion(it.key(), valid) +
+        fail(cut_for_message(it.key()), "unknown key '" + cut_for_message(it.key()) + "' (" + suggestion(it.key(), valid) +
                            "valid keys at " + (path_.empty() ? std::string("/") : path_) + ": " + join(valid) + ")");
     }
     out_ = json::object();
@@ -115,20 +121,25 @@ class Obj {
     out_[key] = v;
     return x;
   }
-  // A fraction in (0, 1], e.g. the achievable share of a link's nominal rate.
+  // A fraction in [0.01, 1], e.g. the achievable share of a link's nominal rate. Below 1% no link is
+  // usable (0.5 meant as 50% is the likely typo), and multimem bytes scaled by 1/1e-10 exceeded
+  // what the engine's solver resolves (a 2349 GB/s NVLS busbw on an H100 node).
   double fraction(const std::string& key, const double* def = nullptr) {
     const double x = number(key, def);
-    if (!(x > 0 && x <= 1)) fail(key, "must be a fraction in (0, 1] (got " + fmt_num(x) + ")");
+    if (!(x >= 0.01 && x <= 1)) fail(key, "must be a fraction in [0.01, 1] (got " + fmt_num(x) + ")");
     return x;
   }
-  double positive(const std::string& key, const double* def = nullptr) {
+  // `max` is a physical bound (docs/topology.md, "Limits"): beyond it the value is a typo, and
+  // SimGrid's solver would see rates or delays it cannot represent.
+  double positive(const std::string& key, double max, const double* def = nullptr) {
+    const bool given = has(key);  // defaults derived from other values (a "not limiting" rate) are not bounded
     const double x = number(key, def);
-    if (!(x > 0)) fail(key, "must be > 0 (got " + fmt_num(x) + ")");
+    if (!(x > 0 && (x <= max || !given))) fail(key, "must be > 0 and at most " + fmt_num(max) + " (got " + fmt_num(x) + ")");
     return x;
   }
-  double non_negative(const std::string& key, const double* def = nullptr) {
+  double non_negative(const std::string& key, double max, const double* def = nullptr) {
     const double x = number(key, def);
-    if (x < 0) fail(key, "must be >= 0 (got " + fmt_num(x) + ")");
+    if (!(x >= 0 && x <= max)) fail(key, "must be >= 0 and at most " + fmt_num(max) + " (got " + fmt_num(x) + ")");
     return x;
   }
   int integer(const std::string& key, int lo, int hi, const int* def = nullptr) {
@@ -165,6 +176,9 @@ class Obj {
     const json& v = j_.at(key);
     if (!v.is_string()) fail(key, "must be a string (got " + describe(v) + ")");
     if (v.get<std::string>().empty()) fail(key, "must not be empty");
+    // Names are printed into tables and headers: a newline would forge a row, a NUL cut the line.
+    if (find_control_char(v.get<std::string>()) != std::string::npos)
+      fail(key, "must not contain control characters such as newlines (got " + describe(v) + ")");
     out_[key] = v;
     return v.get<std::string>();
   }
@@ -191,29 +205,17 @@ std::string stem(const std::string& path) {
 }
 
 json parse_json_text(const std::string& text, const std::string& where) {
-  try {
-    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    const std::size_t limit = std::min<std::size_t>(e.byte, text.size());
-    std::size_t line = 1, col = 0;
-    for (std::size_t i = 0; i < limit; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 0;
-      } else {
-        ++col;
-      }
-    }
-    if (col == 0) col = 1;
-    std::string msg = e.what();
-    const auto at = msg.find("parse error");
-    if (at != std::string::npos) {
-      const auto colon = msg.find(": ", at);
-      if (colon != std::string::npos) msg = msg.substr(colon + 2);
-    }
-    throw InputError(where + ": line " + std::to_string(line) + ", column " + std::to_string(col), msg);
-  }
+  return parse_user_json(text, where, /*allow_comments=*/true);
 }
+
+// Physical bounds of the topology's numbers (docs/topology.md, "Limits"), each far above today's
+// hardware: NVLink5 is 50 GB/s per link and direction, the fastest NICs 800 Gb/s, HBM3e ~8 TB/s.
+constexpr double kMaxLinkGBps = 1e4;        // per NVLink link
+constexpr double kMaxAggregateGBps = 1e5;   // host memory, inter-socket, reduction engines
+constexpr double kMaxNicGbps = 1e5;         // 100 Tb/s
+constexpr double kMaxLatencyUs = 1e6;       // one second
+constexpr double kMaxOversubscription = 1000;
+constexpr double kMaxMessageRateMps = 1e5;  // 100 G messages/s per NIC
 
 const char* transport_label(Transport t) {
   switch (t) {
@@ -263,25 +265,22 @@ json load_topology_spec(const std::string& preset_or_file) {
   const auto& presets = embedded_presets();
   const auto it = presets.find(preset_or_file);
   if (it != presets.end()) return parse_json_text(it->second, "preset " + preset_or_file);
-  std::ifstream in(preset_or_file, std::ios::binary);
-  if (!in) {
-    const bool looks_like_file =
-        preset_or_file.find('/') != std::string::npos || preset_or_file.find('.') != std::string::npos;
-    throw InputError(preset_or_file, std::string(looks_like_file ? "cannot open topology file"
-                                                                 : "unknown topology preset and no such file") +
-                                         " (known presets: " + join(known_presets()) + ")");
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_json_text(buf.str(), preset_or_file);
+  const bool looks_like_file =
+      preset_or_file.find('/') != std::string::npos || preset_or_file.find('.') != std::string::npos;
+  if (!looks_like_file && ::access(preset_or_file.c_str(), F_OK) != 0)
+    throw InputError(cut_for_message(preset_or_file),
+                     "unknown topology preset and no such file (known presets: " + join(known_presets()) + ")");
+  return parse_json_text(read_input_file(preset_or_file, "topology file"), preset_or_file);
 }
 
 void apply_override(json& spec, const std::string& assignment, const std::string& where) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(where, "expected KEY=VALUE (e.g. node.nic.Gbps=200), got '" + assignment + "'");
+    throw InputError(where, "expected KEY=VALUE (e.g. node.nic.Gbps=200), got '" + cut_for_message(assignment) + "'");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
+  if (find_control_char(key) != std::string::npos)
+    throw InputError(where, "the key must not contain control characters (got '" + cut_for_message(key) + "')");
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
@@ -296,23 +295,33 @@ void apply_override(json& spec, const std::string& assignment, const std::string
     const auto& valid = spec_keys(path);
     if (std::find(valid.begin(), valid.end(), part) == valid.end()) {
       const std::string level = dotted.empty() ? "the top level" : "'" + dotted + "'";
-      throw InputError(where, "unknown key '" + key + "': '" + part + "' is not a key of " + level + " (" +
+      throw InputError(where, "unknown key '" + cut_for_message(key) + "': '" + cut_for_message(part) + "' is not a key of " + level + " (" +
                                   suggestion(part, valid) + "valid keys: " + join(valid) + ")");
     }
     path += "/" + part;
     dotted += (dotted.empty() ? "" : ".") + part;
     if (i + 1 == parts.size()) {
+      // JSON when it is JSON (numbers, true, arrays, objects, quoted strings), else the text as a
+      // string (--set name=my-cluster). Arrays, objects and quoted strings must parse, with the
+      // limits of a topology file; a number beyond a double's range is an error, not a string.
       json value;
-      try {
-        value = json::parse(text);
-      } catch (const json::parse_error&) {
-        value = text;
+      const std::size_t first = text.find_first_not_of(" \t");
+      if (first != std::string::npos && (text[first] == '[' || text[first] == '{' || text[first] == '"')) {
+        value = parse_user_json(text, where, /*allow_comments=*/false);
+      } else {
+        try {
+          value = json::parse(text);
+        } catch (const json::parse_error&) {
+          value = text;
+        } catch (const json::out_of_range&) {
+          throw InputError(where, "number '" + cut_for_message(text) + "' is out of range (beyond a double's 1.8e308)");
+        }
       }
       (*cur)[part] = value;
       return;
     }
     if (spec_keys(path).empty())
-      throw InputError(where, "unknown key '" + key + "': '" + dotted + "' is a value, not an object");
+      throw InputError(where, "unknown key '" + cut_for_message(key) + "': '" + dotted + "' is a value, not an object");
     json& next = (*cur)[part];
     if (!next.is_object()) next = json::object();
     cur = &next;
@@ -363,9 +372,9 @@ Topology build_topology(const json& spec, const std::string& source) {
     // Achievable fraction of the signalling rate (packet headers, flow control): NCCL's own per-link
     // figures are 20.0 GB/s for NVLink3 and 20.6 for NVLink4 (SM80/SM90_NVLINK_BW) of 25 GB/s.
     const double nvl_eff_default = nvl_gen == 4 ? 20.6 / 25.0 : nvl_gen == 5 ? 40.1 / 50.0 : 0.8;
-    nvl_Bps = nv.positive("GBps_per_link") * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
+    nvl_Bps = nv.positive("GBps_per_link", kMaxLinkGBps) * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
     const double lat = 0.5;
-    nvl_latency_s = nv.non_negative("latency_us", &lat) * kMicro;
+    nvl_latency_s = nv.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     nvswitch = nv.boolean("nvswitch", true);
     nvls = nv.boolean("nvls", false);
     if (!nvswitch && gpus != 2)
@@ -380,7 +389,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (nv.has("nvls_efficiency") && !nvls) nv.fail("nvls_efficiency", "an NVLS efficiency needs nvls: true");
     if (nvls) {
       const double not_limiting = gpus * nvl_Bps / kGB;
-      nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", &not_limiting) * kGB;
+      nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMaxAggregateGBps, &not_limiting) * kGB;
       // The NVLink data rate multimem operations (ld_reduce, st) reach, as a fraction of ordinary P2P
       // traffic's: NCCL 2.30's nvlsEfficiency, 0.85 on Hopper and 0.74 on Blackwell (sm100 and up).
       int cc = 0;
@@ -402,10 +411,10 @@ Topology build_topology(const json& spec, const std::string& source) {
   const int sockets = cpu.integer("sockets", 1, 8, &one);
   const std::string cpu_vendor = cpu.string("vendor", &unknown);
   const double d_is = 64, d_is_lat = 0.3, d_mem = 100, d_mem_lat = 0.1;
-  const double inter_Bps = cpu.positive("inter_socket_GBps", &d_is) * kGB;
-  const double inter_lat = cpu.non_negative("inter_socket_latency_us", &d_is_lat) * kMicro;
-  const double mem_Bps = cpu.positive("host_memory_GBps", &d_mem) * kGB;
-  const double mem_lat = cpu.non_negative("host_memory_latency_us", &d_mem_lat) * kMicro;
+  const double inter_Bps = cpu.positive("inter_socket_GBps", kMaxAggregateGBps, &d_is) * kGB;
+  const double inter_lat = cpu.non_negative("inter_socket_latency_us", kMaxLatencyUs, &d_is_lat) * kMicro;
+  const double mem_Bps = cpu.positive("host_memory_GBps", kMaxAggregateGBps, &d_mem) * kGB;
+  const double mem_lat = cpu.non_negative("host_memory_latency_us", kMaxLatencyUs, &d_mem_lat) * kMicro;
   node_out["cpu"] = cpu_out;
 
   // --- PCIe ---
@@ -431,7 +440,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     uplink_lanes = pcie.integer("uplink_lanes", -1000, 1000, &pcie_lanes);
     check_lanes(pcie, "uplink_lanes", uplink_lanes);
     const double lat = 0.15;
-    pcie_lat = pcie.non_negative("latency_us", &lat) * kMicro;
+    pcie_lat = pcie.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     // TLP/DLLP overhead and DMA efficiency: about 80% of the raw rate is what DMA engines reach
     // (NCCL assumes 12 GB/s for Gen3 x16 = 76%).
     const double pcie_eff_default = 0.8;
@@ -454,12 +463,13 @@ Topology build_topology(const json& spec, const std::string& source) {
   double nic_Bps = 0, nic_lat = 0, nic_gbps = 0;
   Transport transport = Transport::InfiniBand;
   bool gdr = false;
+  double message_rate_per_s = 330e6;
   if (node.has("nic")) {
     json out;
     Obj nic(node.at("nic"), "/node/nic", source, out);
     nics = nic.integer("count", 0, 64);
     const double zero = 0;
-    nic_gbps = nics > 0 ? nic.positive("Gbps") : nic.non_negative("Gbps", &zero);
+    nic_gbps = nics > 0 ? nic.positive("Gbps", kMaxNicGbps) : nic.non_negative("Gbps", kMaxNicGbps, &zero);
     const std::string ib = "ib";
     const std::string t = nic.choice("transport", {"ib", "roce", "tcp"}, &ib);
     transport = t == "ib" ? Transport::InfiniBand : t == "roce" ? Transport::RoCE : Transport::TcpSockets;
@@ -471,7 +481,11 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (gdr && transport == Transport::TcpSockets)
       nic.fail("gpudirect_rdma", "GPUDirect RDMA needs transport ib or roce (transport is tcp)");
     const double lat = default_transport_latency_s(transport) / kMicro;
-    nic_lat = nic.non_negative("latency_us", &lat) * kMicro;
+    nic_lat = nic.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
+    // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
+    // "up to 330-370 million messages per second"; the lower figure (docs/moe.md "Costs").
+    const double rate = 330;
+    message_rate_per_s = nic.positive("message_rate_Mps", kMaxMessageRateMps, &rate) * 1e6;
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
     if (has_pcie) {
       nic_gen = nic.integer("pcie_generation", -1000, 1000, &pcie_gen);
@@ -498,8 +512,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   const int npl = fabric.integer("nodes_per_leaf", 1, 1 << 16, &d_npl);
   const double d_over = 1.0, d_sw_lat = 0.5;
   const double oversub = fabric.number("oversubscription", &d_over);
-  if (!(oversub >= 1)) fabric.fail("oversubscription", "must be >= 1 (got " + fmt_num(oversub) + ")");
-  const double sw_lat = fabric.non_negative("switch_latency_us", &d_sw_lat) * kMicro;
+  if (!(oversub >= 1 && oversub <= kMaxOversubscription))
+    fabric.fail("oversubscription", "must be >= 1 and at most " + fmt_num(kMaxOversubscription) + " (got " + fmt_num(oversub) + ")");
+  const double sw_lat = fabric.non_negative("switch_latency_us", kMaxLatencyUs, &d_sw_lat) * kMicro;
   // In-network reduction (InfiniBand SHARP, NCCL's CollNet): every leaf switch gets reduction units.
   // Default rate "not limiting": all its NIC ports delivering operands at full rate (docs/collnet.md).
   const bool sharp = fabric.boolean("sharp", false);
@@ -508,7 +523,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   if (sharp) {
     if (nics == 0) fabric.fail("sharp", "in-network reduction needs NICs (node.nic.count >= 1)");
     const double not_limiting = std::min(npl, nodes) * nic_Bps / kGB;
-    sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", &not_limiting) * kGB;
+    sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", kMaxAggregateGBps, &not_limiting) * kGB;
   }
   resolved["fabric"] = fabric_out;
 
@@ -525,6 +540,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.pcie_p2p = p2p;
   topo.network.transport = transport;
   topo.network.gpudirect_rdma = gdr;
+  topo.network.message_rate_per_s = message_rate_per_s;
   topo.network.nic_bandwidth_Bps = nic_gbps * kGbit;  // line rate; the links carry nic_Bps (x efficiency)
   topo.spec = resolved;
 

@@ -120,6 +120,26 @@ std::vector<bool> reachable(const Graph& g, VertexId start, int node) {
   return seen;
 }
 
+// The size of node 0's vertex block when every node n's vertices are [n * B, (n + 1) * B) and match
+// node 0's kind, index and degree vertex for vertex (build_topology adds each node's vertices and
+// links in the same order); 0 when not.
+std::size_t identical_node_block(const Graph& g, int num_nodes) {
+  std::size_t block = 0;
+  const std::size_t nv = boost::num_vertices(g);
+  while (block < nv && g[block].node == 0) ++block;
+  if (block == 0 || block * static_cast<std::size_t>(num_nodes) > nv) return 0;
+  for (std::size_t v = block; v < nv; ++v)
+    if (g[v].node == 0) return 0;  // node 0's vertices are not contiguous
+  for (std::size_t v = block; v < block * static_cast<std::size_t>(num_nodes); ++v) {
+    const Vertex& x = g[v];
+    const Vertex& o = g[v % block];
+    if (x.node != static_cast<int>(v / block) || x.kind != o.kind || x.index != o.index ||
+        boost::out_degree(v, g) != boost::out_degree(v % block, g))
+      return 0;
+  }
+  return block;
+}
+
 }  // namespace
 
 void Topology::finalize(int num_nodes, int gpus_per_node, int nodes_per_leaf) {
@@ -162,8 +182,10 @@ void Topology::finalize(int num_nodes, int gpus_per_node, int nodes_per_leaf) {
                                       " nodes needs NICs, but the GPUs have no NIC to reach other nodes "
                                       "(set /node/nic/count >= 1)");
 
-  // Every GPU must reach every other GPU and every NIC of its node without leaving the node.
-  for (int n = 0; n < num_nodes; ++n) {
+  node_vertex_block_ = identical_node_block(graph_, num_nodes);
+  // Every GPU must reach every other GPU and every NIC of its node without leaving the node (with
+  // identical node blocks, node 0 answers for all).
+  for (int n = 0; n < (node_vertex_block_ > 0 ? 1 : num_nodes); ++n) {
     const VertexId g0 = gpu(n * gpus_per_node);
     const auto seen = reachable(graph_, g0, n);
     for (int i = 1; i < gpus_per_node; ++i) {

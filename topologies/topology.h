@@ -62,6 +62,7 @@ struct NetworkProps {
   Transport transport = Transport::InfiniBand;
   bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory
   double nic_bandwidth_Bps = 0; // per NIC, per direction: the line rate (links carry it x efficiency)
+  double message_rate_per_s = 330e6;  // messages per second a NIC accepts (GPU-initiated puts; node.nic.message_rate_Mps)
 };
 
 class Topology {
@@ -108,6 +109,13 @@ class Topology {
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
   // graph, which does not change after finalize().
   mutable std::unordered_map<std::uint64_t, Route> route_cache;
+  // Memo of node 0's routes between two of its vertices (routing.cpp), keyed by the vertex pair.
+  mutable std::unordered_map<std::uint64_t, Route> node0_route_cache;
+  // When every node's vertices are one contiguous block of this size, vertex for vertex a copy of
+  // node 0's (what build_topology makes): node n's vertex i is n * block + i. 0 otherwise. Lets
+  // routing compute a route inside node n once, in node 0, instead of once per node over the
+  // whole graph (quadratic in the node count: 65536 nodes took minutes).
+  std::size_t node_vertex_block() const { return node_vertex_block_; }
 
  private:
   Graph graph_;
@@ -118,6 +126,7 @@ class Topology {
   std::vector<VertexId> gpus_;
   std::vector<VertexId> nics_;
   std::map<std::tuple<int, int, int, int>, VertexId> by_key_;  // (kind, node, index, group)
+  std::size_t node_vertex_block_ = 0;
 };
 
 }  // namespace ccsim

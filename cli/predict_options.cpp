@@ -1,0 +1,27 @@
+#include "cli/predict_options.h"
+
+#include "common/error.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+
+PredictModel model_from_args(const ParsedArgs& args) {
+  const std::string model = args.get("model", "engine");
+  if (model == "engine") return PredictModel::Engine;
+  if (model == "closed-form") return PredictModel::ClosedForm;
+  throw InputError("--model", "unknown model '" + model + "' (expected engine or closed-form)");
+}
+
+std::optional<CalibrationArg> calibration_from_args(const ParsedArgs& args, nlohmann::json& spec) {
+  if (!args.has("calibration")) return std::nullopt;
+  CalibrationArg c;
+  c.file = args.get("calibration");
+  c.calibration = load_calibration(c.file);
+  const CalibrationEffect effect = calibration_effect(c.calibration, spec, StepTiming{});
+  for (const auto& o : effect.spec_overrides) apply_override(spec, o, c.file);
+  c.timing = effect.timing;
+  c.notes = effect.notes;
+  return c;
+}
+
+}  // namespace ccsim

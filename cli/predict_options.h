@@ -1,0 +1,30 @@
+// Options `predict` and `validate` share: --model and --calibration.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "algorithms/step_timing.h"
+#include "calibrate/calibration.h"
+#include "cli/args.h"
+#include "scenarios/predict.h"
+
+namespace ccsim {
+
+// --model engine|closed-form (default engine); InputError for another value.
+PredictModel model_from_args(const ParsedArgs& args);
+
+// A loaded --calibration: the fitted step timing, and what applying it changed.
+struct CalibrationArg {
+  std::string file;
+  Calibration calibration;
+  StepTiming timing;
+  std::vector<std::string> notes;
+};
+
+// --calibration FILE: loads it and applies its fitted bandwidths to `spec`; nullopt without the flag.
+std::optional<CalibrationArg> calibration_from_args(const ParsedArgs& args, nlohmann::json& spec);
+
+}  // namespace ccsim

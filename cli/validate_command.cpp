@@ -1,0 +1,100 @@
+// `ccsim validate LOG... [--topology P|FILE] [--nodes N] [--set K=V]... [--calibration F]
+//  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]`:
+// a measured nccl-tests log against ccsim's prediction. Exit 0: every size within the tolerance;
+// 1: some size outside it; 2: bad input (docs/validate.md).
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/predict_options.h"
+#include "cli/topology_options.h"
+#include "common/error.h"
+#include "common/output_file.h"
+#include "common/text.h"
+#include "report/html.h"
+#include "report/render.h"
+#include "scenarios/validate.h"
+#include "scenarios/validate_debug.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+
+namespace {
+
+std::vector<OptionSpec> validate_specs() {
+  std::vector<OptionSpec> specs = {
+      {"", "calibration", true, false}, {"", "nccl-debug", true, false}, {"", "tolerance", true, false},
+      {"o", "output", true, false},     {"", "format", true, false},     {"", "collective", true, false},
+      {"", "ranks", true, false},       {"", "model", true, false},      {"", "jobs", true, false},
+      {"h", "help", false, false},
+  };
+  for (auto& s : topology_option_specs()) specs.push_back(s);
+  return specs;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "--topology dgx-h100 --nodes 2 --set k=v", as given, for the report.
+std::string hardware_text(const ParsedArgs& args, const std::string& source) {
+  std::string s = "--topology " + source;
+  if (args.has("nodes")) s += " --nodes " + args.get("nodes");
+  for (const auto& a : args.all("set")) s += " --set " + a;
+  if (args.has("calibration")) s += " --calibration " + args.get("calibration");
+  return s;
+}
+
+}  // namespace
+
+int run_validate(const std::vector<std::string>& argv) {
+  const ParsedArgs args = parse_args(argv, validate_specs());
+  if (args.has("help")) {
+    print_help();
+    return 0;
+  }
+  if (args.positional().empty()) throw InputError("command line", "validate needs at least one nccl-tests log file");
+
+  ValidateOptions opts;
+  if (args.has("tolerance")) {
+    opts.tolerance_pct = parse_double_arg(args, "tolerance", kDefaultValidateTolerancePct);
+    if (!(opts.tolerance_pct > 0))
+      throw InputError("--tolerance", "must be a percentage above 0, got '" + args.get("tolerance") + "'");
+  }
+  opts.model = model_from_args(args);
+  opts.engine.parallel_jobs = parse_int_arg(args, "jobs", 2, 1);
+  opts.overrides.collective = args.get("collective", "");
+  opts.overrides.ranks = args.has("ranks") ? parse_int_arg(args, "ranks", 0, 1) : 0;
+  opts.nodes_given = args.has("nodes");
+  const std::string output = args.get("output", "");
+  const bool html = ends_with(lower(output), ".html") || ends_with(lower(output), ".htm");
+  const std::string format = args.get("format", html ? "html" : "table");
+  if (format != "table" && format != "json" && format != "csv" && format != "html")
+    throw InputError("--format", "unknown format '" + format + "' (expected table, json, csv or html)");
+
+  // The hardware: everything a log cannot say.
+  std::string source;
+  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
+  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
+  if (calibration) {
+    opts.calibration = &calibration->calibration;
+    opts.calibrated_timing = calibration->timing;
+  }
+  DebugFacts debug;
+  if (args.has("nccl-debug")) debug = read_debug_facts(args.get("nccl-debug"));
+
+  ValidationReport report = validate_logs(args.positional(), spec, source, opts, debug);
+  report.hardware = hardware_text(args, source) + (args.has("topology") ? "" : " (default; pass --topology for the run's hardware)");
+
+  const std::string text = format == "json"   ? render_validation_json(report)
+                           : format == "csv"  ? render_validation_csv(report)
+                           : format == "html" ? render_validation_html(report)
+                                              : render_validation_text(report);
+  if (!output.empty())
+    write_file_atomically(output, text);
+  else
+    std::cout << text << std::flush;
+  return report.pass ? 0 : 1;
+}
+
+}  // namespace ccsim

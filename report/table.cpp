@@ -1,0 +1,48 @@
+// The nccl-tests table of a prediction: byte-compatible rows, ccsim's facts as "# " preamble lines.
+#include "report/render.h"
+
+#include "common/text.h"
+#include "common/units.h"
+
+namespace ccsim {
+
+std::vector<std::string> prediction_preamble(const PredictionReport& report) {
+  const ReportFacts& f = report.facts;
+  std::vector<std::string> pre = {
+      "# ccsim " + f.ccsim_version + " prediction, not a measurement: " + f.collective + " on " + f.topology_name +
+          ", " + std::to_string(f.nodes) + " node(s) x " + std::to_string(f.gpus_per_node) +
+          " GPUs = " + std::to_string(f.nranks) + " ranks",
+      "# model: " + f.model,
+      (f.p2p ? "# NCCL (" + f.cost_model + ", P2P: no tuner) picks: " : "# NCCL tuner (" + f.cost_model + ") picks: ") +
+          f.nccl_choice,
+      "# predicted as: " + f.predicted_as,
+  };
+  if (f.p2p) {
+    // The ring's alpha-beta says nothing about grouped send/recv.
+    pre.push_back("# P2P: NCCL's channels, LL/Simple rule and chunks per message, PXN across nodes, CPU proxy "
+                  "cost per network message (docs/collectives.md)");
+  } else {
+    pre.push_back("# ring alpha-beta (" + f.ring_protocol + "): launch " + strprintf("%.2f", f.launch_s * 1e6) +
+                  " us, alpha " + strprintf("%.2f", f.alpha_s * 1e6) + " us/step, beta " +
+                  strprintf("%.2f", f.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " +
+                  format_bytes(f.knee_bytes));
+    pre.push_back("# ring bottleneck (closed form): " + f.bottleneck);
+  }
+  if (!f.calibration_class.empty()) {
+    pre.push_back("# calibration: " + f.calibration_file + " (class " + f.calibration_class + ")");
+    for (const auto& note : f.calibration_notes) pre.push_back("# calibration note: " + note);
+  }
+  if (!f.busiest_links_at_largest_size.empty() && !report.sizes.empty()) {
+    const ReportLink& l = f.busiest_links_at_largest_size.front();
+    pre.push_back("# busiest link at " + format_bytes(static_cast<double>(report.sizes.back().row.size_bytes)) +
+                  " (engine): " + l.from + " -> " + l.to + " (" + l.label + "), " +
+                  strprintf("%.0f", 100 * l.utilization) + "% of its bandwidth over the operation");
+  }
+  return pre;
+}
+
+std::string render_prediction_table(const PredictionReport& report) {
+  return format_nccl_tests_output(report.facts.table_header, prediction_preamble(report), report.rows());
+}
+
+}  // namespace ccsim

@@ -1,0 +1,297 @@
+#include "scenarios/run_results.h"
+
+#include <map>
+
+#include "algorithms/nccl_channels.h"
+#include "algorithms/nccl_model.h"
+#include "calibrate/calibration.h"
+#include "common/error.h"
+#include "common/text.h"
+#include "scenarios/chosen_schedule.h"
+#include "scenarios/collective_schedule.h"
+#include "scenarios/nccl_tests_table.h"
+#include "scenarios/predict.h"
+#include "scenarios/straggler.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+
+namespace {
+
+std::string link_name(const LinkStat& l) { return l.from + " -> " + l.to + " (" + l.label + ")"; }
+
+double utilization(const LinkStat& l, double time_s) {
+  return time_s > 0 && l.bandwidth_Bps > 0 ? l.bytes / l.bandwidth_Bps / time_s : 0.0;
+}
+
+// NCCL's cost model of (algo, proto) at `bytes`: its latency over its whole time.
+double nccl_latency_share(const NcclTopoSummary& summary, Func func, std::uint64_t bytes, Algo algo, Proto proto) {
+  for (const AlgoProtoCost& c : nccl_costs(summary, func, bytes))
+    if (c.algo == algo && c.proto == proto && c.time_us > 0) return c.eff_latency_us / c.time_us;
+  return -1;
+}
+
+std::vector<LinkClassUse> link_classes_of(const SimResult& r) {
+  std::map<std::string, LinkClassUse> best;  // keyed by class name: deterministic order
+  for (const LinkStat& l : r.links) {
+    const std::string cls = to_string(l.kind);
+    const double u = utilization(l, r.time_s);
+    auto it = best.find(cls);
+    if (it == best.end() || u > it->second.utilization) best[cls] = {cls, link_name(l), u};
+  }
+  std::vector<LinkClassUse> out;
+  for (auto& [cls, use] : best) out.push_back(use);
+  return out;
+}
+
+WorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w, const Calibration* calibration,
+                         const StepTiming& calibrated_timing, const std::string& where, const VariantRunOptions& options) {
+  PredictRequest req;
+  req.collective = w.collective;
+  req.sweep.min_bytes = w.min_bytes;
+  req.sweep.max_bytes = w.max_bytes;
+  req.sweep.step_factor = w.step_factor;
+  req.datatype = w.datatype;
+  req.model = w.model == "engine" ? PredictModel::Engine : PredictModel::ClosedForm;
+  req.filter = parse_algo_filter(w.algo, w.proto, where);
+  req.engine.parallel_jobs = options.engine_jobs;
+  req.calibration = calibration;
+  req.calibrated_timing = calibrated_timing;
+  const Prediction p = predict(topo, req);
+
+  WorkloadResult out;
+  out.workload = w.name;
+  out.collective = w.collective;
+  out.kind = w.kind;
+  out.knee_bytes = p.knee_bytes;
+  const bool p2p = is_p2p_collective(w.collective);
+  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  const Func func = p2p ? Func::AllReduce : func_from_collective(w.collective);
+  int last_engine_row = -1;
+  for (std::size_t i = 0; i < p.rows.size(); ++i) {
+    const SizeChoice& c = p.choices[i];
+    RunRow row;
+    row.size_bytes = p.rows[i].size_bytes;
+    row.time_us = p.rows[i].oop_time_us;
+    row.algbw_GBps = p.rows[i].oop_algbw_GBps;
+    row.busbw_GBps = p.rows[i].oop_busbw_GBps;
+    row.algorithm = c.custom ? "custom" : p2p ? "P2P" : to_string(c.sim_algo);
+    row.protocol = c.custom ? "" : to_string(c.sim_proto);
+    row.predicted_as = c.simulated;
+    row.by_engine = req.model == PredictModel::Engine && c.by_engine;
+    if (row.by_engine && i < p.sim.size() && !p.sim[i].links.empty()) {
+      row.busiest_link = link_name(p.sim[i].links.front());
+      row.busiest_link_class = to_string(p.sim[i].links.front().kind);
+      row.busiest_link_utilization = utilization(p.sim[i].links.front(), p.sim[i].time_s);
+      last_engine_row = static_cast<int>(i);
+    }
+    if (!p2p && !c.custom) row.latency_share = nccl_latency_share(summary, func, row.size_bytes, c.sim_algo, c.sim_proto);
+    out.rows.push_back(row);
+  }
+  if (last_engine_row >= 0) out.link_classes = link_classes_of(p.sim[static_cast<std::size_t>(last_engine_row)]);
+  return out;
+}
+
+WorkloadResult run_straggler(const Topology& topo, const ScenarioWorkload& w, const std::string& where,
+                             const VariantRunOptions& options) {
+  const ChosenSchedule cs =
+      chosen_schedule(topo, w.collective, static_cast<double>(w.min_bytes), parse_algo_filter(w.algo, w.proto, where), 0, where);
+  const double delay_s = w.delay_us * 1e-6;
+  EngineOptions eo;
+  eo.pipeline_depth = cs.pipeline_depth;
+  eo.parallel_jobs = options.engine_jobs;
+  const std::vector<SimResult> r =
+      simulate(topo, {cs.schedule, delay_rank_start(cs.schedule, w.late_rank, delay_s)}, eo);
+  const StragglerTimes base = per_rank_collective_times(r[0], -1, 0.0);
+  const StragglerTimes late = per_rank_collective_times(r[1], w.late_rank, delay_s);
+
+  WorkloadResult out;
+  out.workload = w.name;
+  out.collective = w.collective;
+  out.kind = w.kind;
+  out.late_rank = w.late_rank;
+  out.delay_us = w.delay_us;
+  for (double s : base.per_rank_s) out.baseline_per_rank_us.push_back(s * 1e6);
+  for (double s : late.per_rank_s) out.per_rank_us.push_back(s * 1e6);
+  out.shortest_rank = late.shortest_rank;
+  RunRow row;
+  row.size_bytes = w.min_bytes;
+  row.time_us = r[1].time_s * 1e6;  // the operation, from the first rank's start to the last end
+  row.algbw_GBps = row.time_us > 0 ? static_cast<double>(w.min_bytes) / 1e3 / row.time_us : 0.0;
+  row.busbw_GBps = row.algbw_GBps * busbw_factor(w.collective, topo.num_gpus());
+  const auto slash = cs.label.find('/');
+  row.algorithm = cs.label.substr(0, slash);
+  row.protocol = slash == std::string::npos ? "" : cs.label.substr(slash + 1);
+  row.predicted_as = cs.label + " (rank " + std::to_string(w.late_rank) + " " + strprintf("%g", w.delay_us) + " us late)";
+  row.by_engine = true;
+  if (!r[1].links.empty()) {
+    row.busiest_link = link_name(r[1].links.front());
+    row.busiest_link_class = to_string(r[1].links.front().kind);
+    row.busiest_link_utilization = utilization(r[1].links.front(), r[1].time_s);
+  }
+  out.rows.push_back(row);
+  out.link_classes = link_classes_of(r[1]);
+  return out;
+}
+
+nlohmann::json row_to_json(const RunRow& r) {
+  auto optional = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  return {{"size_bytes", r.size_bytes},
+          {"time_us", r.time_us},
+          {"algbw_GBps", r.algbw_GBps},
+          {"busbw_GBps", r.busbw_GBps},
+          {"algorithm", r.algorithm},
+          {"protocol", r.protocol},
+          {"predicted_as", r.predicted_as},
+          {"model", r.by_engine ? "engine" : "closed-form"},
+          {"busiest_link", r.busiest_link},
+          {"busiest_link_class", r.busiest_link_class},
+          {"busiest_link_utilization", optional(r.busiest_link_utilization)},
+          {"latency_share", optional(r.latency_share)}};
+}
+
+RunRow row_from_json(const nlohmann::json& j) {
+  auto optional = [&](const char* key) { return j.at(key).is_null() ? -1.0 : j.at(key).get<double>(); };
+  RunRow r;
+  r.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+  r.time_us = j.at("time_us").get<double>();
+  r.algbw_GBps = j.at("algbw_GBps").get<double>();
+  r.busbw_GBps = j.at("busbw_GBps").get<double>();
+  r.algorithm = j.at("algorithm").get<std::string>();
+  r.protocol = j.at("protocol").get<std::string>();
+  r.predicted_as = j.at("predicted_as").get<std::string>();
+  r.by_engine = j.at("model").get<std::string>() == "engine";
+  r.busiest_link = j.at("busiest_link").get<std::string>();
+  r.busiest_link_class = j.at("busiest_link_class").get<std::string>();
+  r.busiest_link_utilization = optional("busiest_link_utilization");
+  r.latency_share = optional("latency_share");
+  return r;
+}
+
+// CSV field: quoted when it holds a comma, quote or newline.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// Shortest text that reads back to the same double (as nlohmann::json prints numbers).
+std::string number_text(double v) { return nlohmann::json(v).dump(); }
+
+}  // namespace
+
+VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, const VariantRunOptions& options) {
+  const ScenarioVariant& variant = scenario.variants.at(variant_index);
+  nlohmann::json spec = variant_spec(scenario, variant);
+  Calibration calibration;
+  StepTiming calibrated_timing;
+  if (!scenario.calibration_file.empty()) {
+    calibration = load_calibration(scenario.calibration_file);
+    const CalibrationEffect effect = calibration_effect(calibration, spec, StepTiming{});
+    for (const auto& o : effect.spec_overrides) apply_override(spec, o, scenario.calibration_file);
+    calibrated_timing = effect.timing;
+  }
+  const Topology topo = build_topology(spec, scenario.file + " (variant " + variant.name + ")");
+  VariantResult out;
+  out.name = variant.name;
+  out.overrides = variant.overrides;
+  for (std::size_t i = 0; i < scenario.workloads.size(); ++i) {
+    const ScenarioWorkload& w = scenario.workloads[i];
+    const std::string where = scenario.file + ": /workloads/" + std::to_string(i);
+    if (w.kind == "straggler")
+      out.workloads.push_back(run_straggler(topo, w, where, options));
+    else
+      out.workloads.push_back(run_sweep(topo, w, scenario.calibration_file.empty() ? nullptr : &calibration,
+                                        calibrated_timing, where, options));
+  }
+  return out;
+}
+
+nlohmann::json variant_result_to_json(const VariantResult& v) {
+  nlohmann::json workloads = nlohmann::json::array();
+  for (const WorkloadResult& w : v.workloads) {
+    nlohmann::json rows = nlohmann::json::array(), classes = nlohmann::json::array();
+    for (const RunRow& r : w.rows) rows.push_back(row_to_json(r));
+    for (const LinkClassUse& c : w.link_classes)
+      classes.push_back({{"class", c.link_class}, {"link", c.link}, {"utilization", c.utilization}});
+    nlohmann::json wj = {{"workload", w.workload},       {"collective", w.collective}, {"kind", w.kind},
+                         {"knee_bytes", w.knee_bytes},   {"rows", rows},               {"link_classes_at_largest_size", classes}};
+    if (w.kind == "straggler") {
+      wj["late_rank"] = w.late_rank;
+      wj["delay_us"] = w.delay_us;
+      wj["per_rank_time_us"] = w.per_rank_us;
+      wj["baseline_per_rank_time_us"] = w.baseline_per_rank_us;
+      wj["shortest_rank"] = w.shortest_rank;
+    }
+    workloads.push_back(std::move(wj));
+  }
+  return {{"name", v.name}, {"overrides", v.overrides}, {"workloads", workloads}};
+}
+
+VariantResult variant_result_from_json(const nlohmann::json& j) {
+  VariantResult v;
+  v.name = j.at("name").get<std::string>();
+  v.overrides = j.at("overrides").get<std::vector<std::string>>();
+  for (const auto& wj : j.at("workloads")) {
+    WorkloadResult w;
+    w.workload = wj.at("workload").get<std::string>();
+    w.collective = wj.at("collective").get<std::string>();
+    w.kind = wj.at("kind").get<std::string>();
+    w.knee_bytes = wj.at("knee_bytes").get<double>();
+    for (const auto& r : wj.at("rows")) w.rows.push_back(row_from_json(r));
+    for (const auto& c : wj.at("link_classes_at_largest_size"))
+      w.link_classes.push_back({c.at("class").get<std::string>(), c.at("link").get<std::string>(), c.at("utilization").get<double>()});
+    if (w.kind == "straggler") {
+      w.late_rank = wj.at("late_rank").get<int>();
+      w.delay_us = wj.at("delay_us").get<double>();
+      w.per_rank_us = wj.at("per_rank_time_us").get<std::vector<double>>();
+      w.baseline_per_rank_us = wj.at("baseline_per_rank_time_us").get<std::vector<double>>();
+      w.shortest_rank = wj.at("shortest_rank").get<int>();
+    }
+    v.workloads.push_back(std::move(w));
+  }
+  return v;
+}
+
+std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete) {
+  nlohmann::json rows = nlohmann::json::array(), variants = nlohmann::json::array();
+  for (const VariantResult& v : done) {
+    variants.push_back(variant_result_to_json(v));
+    for (const WorkloadResult& w : v.workloads)
+      for (const RunRow& r : w.rows) {
+        nlohmann::json row = {{"variant", v.name}, {"workload", w.workload}, {"collective", w.collective}};
+        row.update(row_to_json(r));
+        rows.push_back(std::move(row));
+      }
+  }
+  const nlohmann::json doc = {{"format", kRunResultsFormat},
+                              {"scenario", scenario.name},
+                              {"scenario_file", scenario.file},
+                              {"ccsim_version", CCSIM_VERSION},
+                              {"complete", complete},
+                              {"variants_total", scenario.variants.size()},
+                              {"variants_done", done.size()},
+                              {"rows", rows},
+                              {"variants", variants}};
+  return doc.dump(2) + "\n";
+}
+
+std::string format_run_results_csv(const std::vector<VariantResult>& done) {
+  std::string out =
+      "variant,workload,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,predicted_as,model,"
+      "busiest_link,busiest_link_class,busiest_link_utilization,latency_share\n";
+  auto optional = [](double v) { return v < 0 ? std::string() : number_text(v); };
+  for (const VariantResult& v : done)
+    for (const WorkloadResult& w : v.workloads)
+      for (const RunRow& r : w.rows)
+        out += csv_field(v.name) + "," + csv_field(w.workload) + "," + w.collective + "," + std::to_string(r.size_bytes) + "," +
+               number_text(r.time_us) + "," + number_text(r.algbw_GBps) + "," + number_text(r.busbw_GBps) + "," +
+               csv_field(r.algorithm) + "," + csv_field(r.protocol) + "," + csv_field(r.predicted_as) + "," +
+               (r.by_engine ? "engine" : "closed-form") + "," + csv_field(r.busiest_link) + "," +
+               csv_field(r.busiest_link_class) + "," + optional(r.busiest_link_utilization) + "," +
+               optional(r.latency_share) + "\n";
+  return out;
+}
+
+}  // namespace ccsim

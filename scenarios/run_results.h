@@ -1,0 +1,78 @@
+// What `ccsim run` computes for one variant of a scenario, and the files it writes: results.json
+// (rows plus per-variant detail) and results.csv (one row per variant x workload x size).
+// docs/scenarios.md describes every field.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenarios/scenario.h"
+
+namespace ccsim {
+
+constexpr const char* kRunResultsFormat = "ccsim-run-results/1";
+
+// One variant x workload x size.
+struct RunRow {
+  std::uint64_t size_bytes = 0;  // nccl-tests' size column
+  double time_us = 0, algbw_GBps = 0, busbw_GBps = 0;
+  std::string algorithm, protocol;  // what was predicted ("NVLSTree", "Simple"; "P2P" for alltoall / sendrecv)
+  std::string predicted_as;         // predict's label: "Tree/LL128", "... (NCCL cost model: ...)"
+  bool by_engine = false;           // replayed by the engine (else a closed form)
+  // The engine's busiest link direction at this size (empty for closed-form rows: a cost model has
+  // no links): "from -> to (label)", its class (NVLink, PCIe, Network, ...), bytes / (bandwidth x time).
+  std::string busiest_link, busiest_link_class;
+  double busiest_link_utilization = -1;
+  // NCCL's cost model of the predicted (algorithm, protocol): latency / (latency + bytes / bandwidth);
+  // -1 where NCCL has no cost model (P2P collectives, vLLM's custom all-reduce).
+  double latency_share = -1;
+};
+
+// Per link class, the busiest link direction of the class at the workload's largest engine size.
+struct LinkClassUse {
+  std::string link_class;
+  std::string link;
+  double utilization = 0;  // bytes / (bandwidth x operation time)
+};
+
+struct WorkloadResult {
+  std::string workload, collective, kind;  // kind: "sweep" | "straggler"
+  double knee_bytes = 0;                   // ring S* = n alpha beta (predict's)
+  std::vector<RunRow> rows;
+  std::vector<LinkClassUse> link_classes;
+  // straggler only: per-rank collective times with and without the late start
+  int late_rank = -1;
+  double delay_us = 0;
+  std::vector<double> per_rank_us, baseline_per_rank_us;
+  int shortest_rank = -1;  // the rank named late: the one whose collective was shortest
+};
+
+struct VariantResult {
+  std::string name;
+  std::vector<std::string> overrides;
+  std::vector<WorkloadResult> workloads;
+};
+
+// How a variant's engine runs split the CPU: `engine_jobs` child processes per simulation sweep.
+struct VariantRunOptions {
+  int engine_jobs = 1;
+};
+
+// Evaluates every workload of one variant (in this process; the engine forks its own children).
+VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, const VariantRunOptions& options);
+
+// Exact round trip (doubles print as their shortest round-trip text): what a variant's child
+// process hands to the parent.
+nlohmann::json variant_result_to_json(const VariantResult& v);
+VariantResult variant_result_from_json(const nlohmann::json& j);
+
+// The output files. `done` holds the finished variants in scenario order (a prefix or any subset
+// after Ctrl-C); `complete` says whether every variant finished.
+std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete);
+// Header: variant,workload,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,
+// predicted_as,model,busiest_link,busiest_link_class,busiest_link_utilization,latency_share
+std::string format_run_results_csv(const std::vector<VariantResult>& done);
+
+}  // namespace ccsim

@@ -1,0 +1,61 @@
+// Scenario files ("ccsim-scenario/1", docs/scenarios.md): what `ccsim run` evaluates. A base cluster
+// (a preset or topology file, a node count, --set style overrides, an optional calibration), the
+// workloads to predict on it (collective size sweeps, or a straggler experiment), and the variants:
+// named override sets and a matrix whose every combination of listed values is one variant.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ccsim {
+
+constexpr const char* kScenarioFormat = "ccsim-scenario/1";
+
+// One collective sweep (kind "sweep") or one straggler experiment (kind "straggler").
+struct ScenarioWorkload {
+  std::string name;                   // unique within the scenario; defaults to the collective
+  std::string kind = "sweep";         // "sweep" | "straggler"
+  std::string collective = "all_reduce";
+  std::uint64_t min_bytes = 0, max_bytes = 0;  // sweep: nccl-tests -b / -e
+  double step_factor = 2;             // sweep: nccl-tests -f (> 1)
+  std::string algo, proto;            // NCCL_ALGO / NCCL_PROTO syntax; empty: NCCL's choice
+  std::string model = "engine";       // "engine" | "closed-form"
+  std::string datatype = "float";
+  // straggler: one collective of `min_bytes` (= max_bytes) where `late_rank` starts `delay_us` late.
+  int late_rank = 0;
+  double delay_us = 0;
+};
+
+// One point of the what-if space: a name and the overrides applied on top of the base cluster.
+struct ScenarioVariant {
+  std::string name;
+  std::vector<std::string> overrides;  // "key=value" (apply_override syntax), in application order
+};
+
+struct Scenario {
+  std::string file;                    // where it was read from, for messages
+  std::string name, description;
+  nlohmann::json base_spec;            // the topology specification with nodes and base overrides applied
+  std::string topology_source;         // preset name or file, for build_topology messages
+  std::string calibration_file;        // empty: none (resolved relative to the scenario file)
+  std::vector<ScenarioWorkload> workloads;
+  std::vector<ScenarioVariant> variants;     // named x matrix, expanded
+  std::vector<std::uint64_t> rank_at_bytes;  // sizes the report ranks the variants at
+};
+
+// Parses and checks a scenario document. Every error is an InputError naming `file` and the JSON
+// path ("capacity.json: /variants/matrix/node.nic.Gbps/1: ..."). Relative topology and
+// calibration paths are resolved against `base_dir`. Variant overrides are checked against the
+// topology format here (apply_override), and every variant's topology is built, so that a bad
+// value fails before anything runs.
+Scenario parse_scenario(const nlohmann::ordered_json& doc, const std::string& file, const std::string& base_dir);
+
+// Reads `path` (malformed JSON: "path: line L, column C: ...") and parses it.
+Scenario load_scenario(const std::string& path);
+
+// The topology specification of one variant: the base with the variant's overrides applied.
+nlohmann::json variant_spec(const Scenario& scenario, const ScenarioVariant& variant);
+
+}  // namespace ccsim

@@ -1,0 +1,281 @@
+#include "scenarios/validate_causes.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/text.h"
+#include "common/units.h"
+
+namespace ccsim {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size();
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+std::string pct(double fraction) { return strprintf("%.0f%%", 100 * fraction); }
+std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
+
+// The plateau of the bandwidth side: the largest sizes (up to 3) of it, measured and predicted busbw.
+struct Plateau {
+  bool present = false;
+  double measured_GBps = 0, predicted_GBps = 0;
+  std::uint64_t from_bytes = 0, to_bytes = 0;
+  double ratio() const { return predicted_GBps > 0 ? measured_GBps / predicted_GBps : 0; }
+};
+
+Plateau plateau(const ValidatedRun& run) {
+  std::vector<const ValidatedSize*> bw;
+  for (const auto& s : run.sizes)
+    if (!s.latency_side) bw.push_back(&s);
+  Plateau p;
+  if (bw.empty()) return p;
+  const std::size_t k = std::min<std::size_t>(3, bw.size());
+  std::vector<double> m, q;
+  for (std::size_t i = bw.size() - k; i < bw.size(); ++i) {
+    m.push_back(bw[i]->measured_busbw_GBps);
+    q.push_back(bw[i]->predicted_busbw_GBps);
+  }
+  p.present = true;
+  p.measured_GBps = median(m);
+  p.predicted_GBps = median(q);
+  p.from_bytes = bw[bw.size() - k]->size_bytes;
+  p.to_bytes = bw.back()->size_bytes;
+  return p;
+}
+
+std::string range_text(std::uint64_t a, std::uint64_t b) {
+  return a == b ? format_bytes(static_cast<double>(a))
+                : format_bytes(static_cast<double>(a)) + ".." + format_bytes(static_cast<double>(b));
+}
+
+std::string plateau_text(const Plateau& p) {
+  return "bandwidth side (" + range_text(p.from_bytes, p.to_bytes) + "): measured busbw " + gbps(p.measured_GBps) +
+         ", " + strprintf("%.2f", p.ratio()) + " of the predicted " + gbps(p.predicted_GBps);
+}
+
+// The smallest size's measured and predicted time, for the latency side's evidence.
+std::string latency_text(const ValidatedRun& run) {
+  const ValidatedSize& s = run.sizes.front();
+  return "latency side: median " + pct(std::fabs(run.latency.median_error)) +
+         (run.latency.median_error > 0 ? " slower" : " faster") + " than predicted (" +
+         strprintf("%.1f us measured, %.1f us predicted at ", s.measured_time_us, s.predicted_time_us) +
+         format_bytes(static_cast<double>(s.size_bytes)) + ")";
+}
+
+// The algorithm NCCL is assumed to run at the largest size.
+std::string largest_choice(const ValidatedRun& run) {
+  return run.sizes.back().nccl_algorithm + "/" + run.sizes.back().nccl_protocol;
+}
+
+bool has_env(const DebugFacts& d, const std::string& name) {
+  return std::any_of(d.env.begin(), d.env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+}
+
+// Sizes whose out-of-place and in-place times differ by more than 1.5x, or whose time exceeds the next
+// larger size's by 1.5x: one slow rank or interference in that measurement.
+std::vector<std::string> spikes(const ValidatedRun& run) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < run.sizes.size(); ++i) {
+    const ValidatedSize& s = run.sizes[i];
+    const std::string at = format_bytes(static_cast<double>(s.size_bytes));
+    if (s.measured_in_place_time_us && *s.measured_in_place_time_us > 0) {
+      const double a = s.measured_time_us, b = *s.measured_in_place_time_us;
+      if (std::max(a, b) > 1.5 * std::min(a, b)) {
+        out.push_back(at + ": out-of-place " + strprintf("%.2f", a) + " us, in-place " + strprintf("%.2f", b) + " us");
+        continue;
+      }
+    }
+    if (i + 1 < run.sizes.size() && s.measured_time_us > 1.5 * run.sizes[i + 1].measured_time_us)
+      out.push_back(at + ": " + strprintf("%.2f", s.measured_time_us) + " us, above the next size's " +
+                    strprintf("%.2f", run.sizes[i + 1].measured_time_us) + " us");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& topo, const DebugFacts& debug,
+                                       const PredictionReport* ring_only, double tolerance) {
+  std::vector<LikelyCause> causes;
+  const LogFacts& log = run.log;
+  const Plateau bw = plateau(run);
+  // Bandwidth-side causes need the plateau itself slow: a side slower only on its way to the plateau
+  // points at per-operation costs (latency side's causes).
+  const bool bw_side_slow = run.bandwidth.verdict == Verdict::Slower;
+  const bool bw_slow = bw_side_slow && bw.present && bw.ratio() < 1 - tolerance;
+  const bool approach_slow = bw_side_slow && !bw_slow;
+  const bool bw_fast = run.bandwidth.verdict == Verdict::Faster;
+  const bool lat_slow = run.latency.verdict == Verdict::Slower;
+  const int nodes = topo.num_nodes();
+  const auto add = [&](const std::string& id, const std::string& title, const std::string& evidence,
+                       const std::string& next, bool informational = false) {
+    causes.push_back({id, title, evidence, next, informational});
+  };
+  bool bw_explained = false;
+
+  // Ring-only plateau, for NVLS and the 2-node ring limit.
+  double ring_plateau_GBps = 0;
+  if (ring_only && bw.present) {
+    std::vector<double> q;
+    for (const auto& s : ring_only->sizes)
+      if (s.row.size_bytes >= bw.from_bytes && s.row.size_bytes <= bw.to_bytes) q.push_back(s.row.oop_busbw_GBps);
+    ring_plateau_GBps = median(q);
+  }
+
+  // --- bandwidth side ---
+  if (bw_slow && bw.present && nodes == 1 && (topo.nvlinks_per_gpu == 0 || debug.shm_connections > 0)) {
+    std::string ev = plateau_text(bw) + ", predicted " +
+                     (topo.nvlinks_per_gpu > 0    ? std::string("over NVLink")
+                      : topo.pcie_p2p == "none" ? std::string("staged through host memory (node.pcie.p2p=none)")
+                                                : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
+    if (topo.pcie_p2p == "none")
+      ev += "; the topology already stages through host memory at PCIe DMA rates, NCCL's SHM transport (GPU "
+            "threads copying through pinned host buffers) reaches less";
+    else
+      ev += "; a copy staged through host memory crosses the CPU's root complex and host memory instead of one "
+            "switch hop";
+    if (debug.present)
+      ev += "; " + std::to_string(debug.shm_connections) + " connection(s) via SHM and " +
+            std::to_string(debug.p2p_ipc_connections) + " via P2P in " + debug.file;
+    add("p2p-host-staged", "P2P disabled or redirected through the host (SHM transport, ACS / IOMMU)", ev,
+        "nvidia-smi topo -p2p r (NS: peer access not supported, as on GeForce cards); NCCL_DEBUG=INFO: 'via SHM' "
+        "instead of 'via P2P/IPC' in the Channel lines confirms it; check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL; on "
+        "servers, ACS on the PCIe switches (lspci -vvv | grep ACSCtl: SrcValid+ sends peer traffic up to the root "
+        "complex) and the IOMMU (iommu=pt); cuda-samples p2pBandwidthLatencyTest measures the P2P rate");
+    bw_explained = true;
+  }
+  if (bw_slow && bw.present && nodes > 1) {
+    const bool debug_no_gdr = debug.present && debug.net_connections > 0 && debug.net_gdr_connections == 0;
+    if (!debug.present || debug_no_gdr) {
+      std::string ev = plateau_text(bw);
+      ev += debug_no_gdr ? "; " + std::to_string(debug.net_connections) + " network connection(s) without GDRDMA in " + debug.file
+                         : "; without GPUDirect RDMA every network byte is staged through host memory and crosses "
+                           "the CPU's root complex twice";
+      add("gdr-off", "GPUDirect RDMA off, or the GPU-NIC path crossing the CPU root complex", ev,
+          "NCCL_DEBUG=INFO: connection lines 'via NET/IB/<n>/GDRDMA' mean GDR is on; check the nvidia-peermem "
+          "module (lsmod | grep nvidia_peermem) or dma-buf support, NCCL_NET_GDR_LEVEL, and nvidia-smi topo -m "
+          "(GPU and NIC should be PIX/PXB, not PHB/NODE/SYS)");
+    }
+    const int nics = std::max(1, topo.nics_per_node());
+    const int k = static_cast<int>(std::lround(bw.ratio() * nics));
+    std::string ev = plateau_text(bw);
+    if (nics > 1 && k >= 1 && k < nics) ev += strprintf(", about %d of %d NICs' worth", k, nics);
+    add("nic-missing-or-slow", "A NIC missing, slower or on the wrong NUMA node", ev,
+        "ibstat / ibv_devinfo: every HCA Active at the expected rate; NCCL_IB_HCA lists all of them; nvidia-smi "
+        "topo -m: each GPU has a NIC at PIX/PXB (a NIC behind the other socket costs the inter-socket link); "
+        "ib_write_bw --use_cuda between each NIC pair; NCCL_DEBUG=INFO 'NET/IB : Using [0]mlx5_0:1/IB ...' lists "
+        "the NICs NCCL found");
+    bw_explained = true;
+  }
+  if (ring_only && bw.present && ring_plateau_GBps > 0 && (bw_slow || (debug.present && !debug.nvls)) && topo.nvls_capable &&
+      run.sizes.back().nccl_algorithm.rfind("NVLS", 0) == 0 &&
+      std::fabs(bw.measured_GBps / ring_plateau_GBps - 1) < std::fabs(bw.ratio() - 1)) {
+    std::string ev = plateau_text(bw) + " with " + largest_choice(run) + "; the Ring-only prediction (" +
+                     gbps(ring_plateau_GBps) + ") is closer";
+    if (debug.present) ev += std::string("; ") + debug.file + (debug.nvls ? " shows NVLS set up" : " shows no NVLS channels");
+    add("nvls-unavailable", "NVLS unavailable (or excluded), NCCL fell back to Ring", ev,
+        "NCCL_DEBUG=INFO: 'NVLS multicast support is not available' or 0 nvls channels; check the fabric manager "
+        "(systemctl status nvidia-fabricmanager), NCCL_NVLS_ENABLE, driver >= 530 with NCCL >= 2.17, and that "
+        "NCCL_ALGO does not exclude NVLS");
+    bw_explained = true;
+  }
+  if (debug.present && (has_env(debug, "NCCL_ALGO") || has_env(debug, "NCCL_PROTO")) && (bw_slow || lat_slow)) {
+    std::string set;
+    for (const auto& e : debug.env)
+      if (e.rfind("NCCL_ALGO=", 0) == 0 || e.rfind("NCCL_PROTO=", 0) == 0) set += (set.empty() ? "" : ", ") + e;
+    add("forced-algorithm-or-protocol", "A forced algorithm or protocol (NCCL_ALGO / NCCL_PROTO)",
+        set + " echoed in " + debug.file + "; ccsim predicted NCCL's default choice (" + largest_choice(run) +
+            " at the largest size)",
+        "unset them unless intended, or predict the same restriction: ccsim predict --algo ... --proto ...");
+  }
+  if (debug.present && !debug.algorithms.empty() && (bw_slow || lat_slow)) {
+    // NCCL printed its choices (NCCL_DEBUG_SUBSYS=TUNING or COLL lines): compare with ccsim's assumption.
+    std::vector<std::string> assumed;
+    for (const auto& s : run.sizes)
+      if (std::find(assumed.begin(), assumed.end(), s.nccl_algorithm) == assumed.end()) assumed.push_back(s.nccl_algorithm);
+    std::vector<std::string> missing;
+    for (const auto& a : assumed)
+      if (std::find(debug.algorithms.begin(), debug.algorithms.end(), a) == debug.algorithms.end()) missing.push_back(a);
+    if (!missing.empty()) {
+      std::string printed, absent;
+      for (const auto& a : debug.algorithms) printed += (printed.empty() ? "" : ", ") + a;
+      for (const auto& a : missing) absent += (absent.empty() ? "" : ", ") + a;
+      add("nccl-chose-otherwise", "NCCL ran other algorithms than ccsim's tuner assumed",
+          debug.file + " shows NCCL choosing " + printed + "; ccsim assumed " + absent + " for some sizes",
+          "a tuner plugin, NCCL_ALGO, or a NCCL version whose tuning differs from " + run.prediction.facts.cost_model +
+              "; predict with the algorithms NCCL used (ccsim predict --algo ...) to see whether the rest agrees");
+    }
+  }
+  if (bw_slow && bw.present && nodes == 1 && !bw_explained) {
+    std::string ev = plateau_text(bw) + " with " + largest_choice(run) + " over NVLink";
+    if (debug.present && debug.channels > 0) ev += "; NCCL used " + std::to_string(debug.channels) + " channels (" + debug.file + ")";
+    add("too-few-channels", "Too few channels (or SMs busy with other work)", ev,
+        "NCCL_DEBUG=INFO: 'N coll channels' against NCCL's default for this GPU; check NCCL_MIN_NCHANNELS / "
+        "NCCL_MAX_NCHANNELS / NCCL_NTHREADS and other processes on the GPUs (nvidia-smi)");
+    bw_explained = true;
+  }
+  if (ring_only && bw.present && nodes == 2 && bw.measured_GBps > ring_plateau_GBps * (1 + tolerance)) {
+    add("above-ring-limit", "busbw above the ring limit on 2 nodes: Tree / NVLSTree, not an error",
+        "measured busbw " + gbps(bw.measured_GBps) + " at " + range_text(bw.from_bytes, bw.to_bytes) +
+            " exceeds the Ring-only prediction " + gbps(ring_plateau_GBps) +
+            ": busbw's factor 2(n-1)/n assumes ring traffic, while on 2 nodes a tree (NCCL: " + largest_choice(run) +
+            ") sends each byte across the network once per direction",
+        "nothing to fix; compare with the predicted " + largest_choice(run) + " rate (" + gbps(bw.predicted_GBps) + ")",
+        true);
+  }
+  if (bw_fast && bw.present) {
+    add("hardware-faster-than-described", "Faster than predicted: the hardware description is slower than the machine",
+        plateau_text(bw),
+        "check the --topology / --set values against the machine (nvlink.GBps_per_link, nic.Gbps, nic.count, "
+        "pcie.generation); ccsim predicts NCCL's default choice (" + largest_choice(run) + ")");
+  }
+
+  // --- latency side (and sizes slower only on their way to the bandwidth plateau) ---
+  std::string approach;
+  if (approach_slow) {
+    const ValidatedSize* worst = nullptr;
+    for (const auto& s : run.sizes)
+      if (!s.latency_side && (!worst || s.error > worst->error)) worst = &s;
+    approach = "; the bandwidth side is slower below its plateau too (" + pct(worst->error) + " at " +
+               format_bytes(static_cast<double>(worst->size_bytes)) + ") while the plateau is " +
+               strprintf("%.2f", bw.ratio()) + " of the prediction";
+  }
+  if ((lat_slow || approach_slow) && log.gpus_per_process > 1) {
+    add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
+        (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
+            std::to_string(log.threads_per_process) + " x nGpus), so one thread launches every GPU's kernel of each "
+            "operation in turn, a cost one process per GPU does not pay",
+        "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees");
+  } else if (lat_slow || approach_slow) {
+    add("host-overhead", "Latency above the model: launch and proxy overheads on the host",
+        (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach,
+        "CPU frequency scaling (cpupower frequency-info), process and memory binding to the GPU's NUMA node "
+        "(numactl, mpirun --bind-to), NCCL_PROTO not excluding LL; CUDA graphs (-G 1) remove the launch cost");
+  }
+
+  // --- either side: a straggler ---
+  const std::vector<std::string> spiky = spikes(run);
+  const bool uniform_slow = lat_slow && bw_slow && run.latency.median_error > 0 &&
+                            std::fabs(run.latency.median_error - run.bandwidth.median_error) <
+                                0.3 * std::max(run.latency.median_error, run.bandwidth.median_error);
+  if (!spiky.empty() || uniform_slow) {
+    std::string ev;
+    if (uniform_slow)
+      ev = "every size is slower by a similar factor (latency side " + pct(run.latency.median_error) +
+           ", bandwidth side " + pct(run.bandwidth.median_error) + ")";
+    for (std::size_t i = 0; i < spiky.size() && i < 3; ++i) ev += (ev.empty() ? "" : "; ") + spiky[i];
+    if (spiky.size() > 3) ev += strprintf("; %zu more", spiky.size() - 3);
+    add("straggler", "One slow rank or interference (a straggler shows as every other rank waiting)", ev,
+        "rerun with more iterations (-n 100 -w 20) and see whether it repeats; run all_reduce_perf on each node "
+        "alone to find the slow one; nvidia-smi -q -d PERFORMANCE,CLOCK for throttling; check other jobs and CPU "
+        "binding",
+        !uniform_slow);
+  }
+  return causes;
+}
+
+}  // namespace ccsim

@@ -1,0 +1,57 @@
+#include "scenarios/validate_debug.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "calibrate/nccl_debug_log.h"
+#include "common/error.h"
+#include "common/text.h"
+
+namespace ccsim {
+
+DebugFacts read_debug_facts(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::istringstream for_importer(text.str());
+  const NcclDebugInfo info = parse_nccl_debug_log(for_importer, path);
+
+  DebugFacts d;
+  d.present = true;
+  d.file = path;
+  d.channels = std::max(info.coll_channels, 0);
+  d.nvls = info.nvls_enabled.value_or(false) || info.nvls_channels > 0;
+  for (const auto& c : info.choices)
+    if (std::find(d.algorithms.begin(), d.algorithms.end(), c.algorithm) == d.algorithms.end())
+      d.algorithms.push_back(c.algorithm);
+  std::istringstream lines(text.str());
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find("NCCL INFO") == std::string::npos) continue;
+    const std::size_t via = line.find(" via ");
+    if (via != std::string::npos && line.find("->") != std::string::npos) {
+      const std::string transport = line.substr(via + 5);
+      if (transport.rfind("P2P", 0) == 0) ++d.p2p_ipc_connections;
+      else if (transport.rfind("SHM", 0) == 0) ++d.shm_connections;
+      else if (transport.rfind("NET", 0) == 0) {
+        if (transport.find("GDRDMA") != std::string::npos) ++d.net_gdr_connections;
+        else ++d.net_connections;
+      }
+      continue;
+    }
+    // "NCCL INFO NCCL_ALGO set by environment to Ring"
+    const std::size_t env = line.find(" set by environment to ");
+    const std::size_t name = line.find("NCCL_", line.find("NCCL INFO") + 9);
+    if (env != std::string::npos && name != std::string::npos && name < env) {
+      std::string value = trim(line.substr(env + 23));
+      if (!value.empty() && value.back() == '.') value.pop_back();  // "NCCL_BUFFSIZE set by environment to 8388608."
+      const std::string setting = line.substr(name, env - name) + "=" + value;
+      if (std::find(d.env.begin(), d.env.end(), setting) == d.env.end()) d.env.push_back(setting);
+    }
+  }
+  return d;
+}
+
+}  // namespace ccsim
