@@ -97,26 +97,9 @@ Route memory_round_trip(const Topology& topo, VertexId cpu) {
   return {make_hop(topo, cpu, mem), make_hop(topo, mem, cpu)};
 }
 
-// A route between two vertices computed once per topology, in Topology::route_cache under keys with
-// the top bit set (route_between_gpus's keys leave it clear): `kind` 0 GPU -> NIC, 1 GPU -> GPU inside a node.
-template <class Compute>
-Route cached_route(const Topology& topo, int kind, VertexId a, VertexId b, Compute compute) {
-  const std::uint64_t key = (std::uint64_t{1} << 63) | (static_cast<std::uint64_t>(kind) << 62) |
-                            (static_cast<std::uint64_t>(a) << 31) | static_cast<std::uint64_t>(b);
-  const auto cached = topo.route_cache.find(key);
-  if (cached != topo.route_cache.end()) return cached->second;
-  Route r = compute();
-  topo.route_cache.emplace(key, r);
-  return r;
-}
-
 // GPU -> NIC inside one node: straight through PCIe with GPUDirect RDMA, otherwise staged through
-// host memory of the NIC's socket. (Every cross-node route needs two: computed once each.)
-Route gpu_to_nic_uncached(const Topology& topo, VertexId gpu, VertexId nic);
+// host memory of the NIC's socket.
 Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
-  return cached_route(topo, 0, gpu, nic, [&] { return gpu_to_nic_uncached(topo, gpu, nic); });
-}
-Route gpu_to_nic_uncached(const Topology& topo, VertexId gpu, VertexId nic) {
   if (topo.network.gpudirect_rdma) return route_between(topo, gpu, nic);
   VertexId cpu;
   const Route nic_up = route_to_own_cpu(topo, nic, &cpu);
@@ -268,7 +251,7 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
     for (int p = 0; p < G && !done_src; ++p) {
       const VertexId gp = topo.gpu(ns * G + p);
       if (p == ls || nic_for_gpu(topo, p) != r || !has_nvlink(topo, gp)) continue;
-      route = cached_route(topo, 1, gs, gp, [&] { return route_between(topo, gs, gp); });
+      route = route_between(topo, gs, gp);
       append(route, gpu_to_nic(topo, gp, nic_s));
       done_src = true;
     }
