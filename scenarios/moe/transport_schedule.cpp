@@ -89,7 +89,7 @@ Schedule deepep_normal(const Topology& topo, const PhaseTraffic& traffic, const 
 Schedule deepep_low_latency(const Topology& topo, const PhaseTraffic& traffic, const TransportCosts& costs) {
   Schedule s = empty_schedule(topo, traffic, "deepep-ll");
   // Every put carries one token: messages/s x bytes per message is the issue resource's byte rate.
-  s.gpu_issue_cap_Bps = costs.gpu_message_rate_per_s * static_cast<double>(traffic.bytes_per_token);
+  s.gpu_issue_caps = {{0, costs.gpu_message_rate_per_s * static_cast<double>(traffic.bytes_per_token)}};
   for (const Flow& f : traffic.flows) {
     Transfer t;
     t.src = f.src;
