@@ -445,9 +445,10 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   std::map<int, double> wave_delay;
   std::map<int, LinkLoad> wave_load;
   for (const Transfer& t : s.transfers) {
-    wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail)));
+    const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
+    wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route));
     LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
-    for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) load.add(h, t.bytes);
+    for (const Hop& h : route) load.add(h, t.bytes);
   }
   double total = 0;
   for (const auto& [wave, delay] : wave_delay) total += delay + wave_load.at(wave).busiest().time_s;
