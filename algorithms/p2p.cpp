@@ -314,8 +314,15 @@ class P2pBuilder {
   // launch (first wave), NCCL's per-hop latency of its class, the proxy's sweep (network).
   double fixed_s(const Planned& p) const {
     const RingProtocol proto = ring_protocol(p.op.proto);
-    double fixed = step_latency_s(topo_, proto.timing, p.src, p.dst, p.rail);
-    fixed = std::max(fixed, route_latency_s(topo_, route_between_gpus(topo_, p.src, p.dst, p.rail)));
+    // The whole route's latency: through the relay, its NVLink leg plus the relay's own route (the
+    // routes aggregated records take, computed once per record instead of once per message).
+    const double route_latency =
+        p.nic_gpu >= 0 && p.nic_gpu != p.src
+            ? route_latency_s(topo_, route_between_gpus(topo_, p.src, p.nic_gpu)) +
+                  route_latency_s(topo_, route_between_gpus(topo_, p.nic_gpu, p.dst, p.rail))
+            : route_latency_s(topo_, route_between_gpus(topo_, p.src, p.dst, p.rail));
+    const double step = p.net ? proto.timing.net_step_s : step_latency_s(topo_, proto.timing, p.src, p.dst, p.rail);
+    double fixed = std::max(step, route_latency);
     if (p.wave == 0) fixed += proto.timing.launch_s;
     if (p.net && options_.model_proxy) fixed += cfg_.proxy_cost_s * load_[load_index(p.nic_gpu, p.wave)];
     return fixed;
@@ -438,9 +445,10 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   std::map<int, double> wave_delay;
   std::map<int, LinkLoad> wave_load;
   for (const Transfer& t : s.transfers) {
-    wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route_between_gpus(topo, t.src, t.dst, t.rail)));
+    const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
+    wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route));
     LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
-    for (const Hop& h : route_between_gpus(topo, t.src, t.dst, t.rail)) load.add(h, t.bytes);
+    for (const Hop& h : route) load.add(h, t.bytes);
   }
   double total = 0;
   for (const auto& [wave, delay] : wave_delay) total += delay + wave_load.at(wave).busiest().time_s;

@@ -1,6 +1,8 @@
-// NCCL's point-to-point path (ncclSend / ncclRecv inside a group) as Schedules: nccl-tests'
-// sendrecv (every rank sends to rank+1 and receives from rank-1) and alltoall (every rank sends
-// count elements to every rank). What NCCL 2.30 decides per operation, restated from its source
+// NCCL's point-to-point path (ncclSend / ncclRecv inside a group) as Schedules: any set of messages
+// with per-peer sizes (alltoallv_schedule, what an MoE dispatch issues), and nccl-tests' sendrecv
+// (every rank sends to rank+1 and receives from rank-1) and alltoall (every rank sends count elements
+// to every rank) as callers of it. What NCCL 2.30 decides per operation (each message from its own
+// size), restated from its source
 // (src/graph/paths.cc ncclTopoComputeP2pChannels / ncclTopoGetNchannels, src/enqueue.cc
 // scheduleP2pTasksToPlan / addP2pToPlan, src/init.cc p2pChunkSize, src/include/channel.h):
 //   - channels: p2pnChannels = pow2Up(min(comm->nChannels, 64)); p2pnChannelsPerPeer = pow2Up(min over
@@ -9,7 +11,8 @@
 //   - per operation: nChannelsMin = perPeer halved while nChannelsMin x nRanks > p2pnChannels;
 //     nChannels = min(nChannelsMin, ceil(bytes / minPart)), doubled (up to perPeer) while the part
 //     exceeds maxPart; minPart/maxPart = chunk/2 / chunk across nodes, chunk/8 / 32 chunk in one node;
-//   - protocol: LL when bytes <= nChannels x NCCL_P2P_LL_THRESHOLD (16384), Simple otherwise;
+//   - protocol: LL when bytes <= nChannels x NCCL_P2P_LL_THRESHOLD (16384), Simple otherwise; a
+//     zero-byte send is still an operation (1 channel, LL, one proxy step of 0 bytes);
 //   - chunk: Simple p2pChunkSize (NCCL_P2P_NET_CHUNKSIZE 128 KiB across nodes, NCCL_P2P_NVL_CHUNKSIZE
 //     512 KiB in an all-NVLink node, NCCL_P2P_PCI_CHUNKSIZE 128 KiB otherwise), over the network /4
 //     below one chunk and /2 below 8 chunks; LL one 64 KiB step (32 KiB of data);
@@ -18,7 +21,10 @@
 //     p2pnChannels / nChannels x 8 peers are in flight; later rounds wait for a slot.
 //   - PXN: a message to a GPU of another node leaves through the NIC of the destination's rail,
 //     reached over NVLink through the local GPU on that rail (topologies/routing.h), whose CPU proxy
-//     thread posts the network sends.
+//     thread posts the network sends. The proxy's cost per message is P2pConfig::proxy_cost_s, from
+//     the topology (NCCL's getNetOverhead by CPU vendor, NcclTopoSummary::net_overhead_us).
+//   - PXN aggregation (ccsim's, for speed): the messages a rail GPU sends to one destination in one
+//     wave travel as one network record; P2pScheduleOptions::aggregate_pxn.
 // See docs/collectives.md for the model and its approximations.
 #pragma once
 #include <string>

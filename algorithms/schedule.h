@@ -74,10 +74,19 @@ struct Schedule {
   // > 0: the same cap on the connections whose transfers have no dependencies, where a pipeline's
   // data enters (a chain's tail): a stream forwarded as it arrives pays its rate once, not per hop.
   double source_channel_cap_Bps = 0;
-  // > 0: every transfer leaving one GPU also crosses that GPU's issue resource of this rate, shared by
-  // all of them: GPU-initiated messaging (DeepEP's low-latency kernels) is bounded by the messages per
-  // second a GPU can post, here as messages/s x bytes per message.
-  double gpu_issue_cap_Bps = 0;
+  // GPU-initiated messaging (DeepEP's low-latency kernels) is bounded by the messages per second a GPU
+  // can post. Each entry (first step, rate): the transfers of that step and later ones (up to the next
+  // entry) leaving one GPU also cross that GPU's issue resource of this rate (messages/s x bytes per
+  // message), shared by all of them; rate 0: none. Empty: no issue resource. Steps order the entries,
+  // so that a composed workload (workloads/workload.h) keeps each operation's own rate.
+  std::vector<std::pair<int, double>> gpu_issue_caps;
+  // The entry of gpu_issue_caps that covers `step` (-1: none) and its rate.
+  int gpu_issue_cap_index(int step) const {
+    int found = -1;
+    for (std::size_t k = 0; k < gpu_issue_caps.size() && gpu_issue_caps[k].first <= step; ++k)
+      found = gpu_issue_caps[k].second > 0 ? static_cast<int>(k) : -1;
+    return found;
+  }
   // The generator guarantees that no two records share (src, dst, rail, family, step) (tested with
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).

@@ -50,7 +50,7 @@ ChartModel run_chart_model(const Scenario& scenario, const std::vector<VariantRe
     const ScenarioWorkload& w = scenario.workloads[wi];
     if (w.kind == "straggler") {
       for (const VariantResult& v : done) {
-        const WorkloadResult& r = v.workloads.at(wi);
+        const ScenarioWorkloadResult& r = v.workloads.at(wi);
         StragglerView s;
         s.title = w.name + ": " + w.collective + " of " + format_bytes(static_cast<double>(w.min_bytes)) +
                   (done.size() > 1 || v.name != "base" ? " on " + v.name : "");
@@ -70,7 +70,7 @@ ChartModel run_chart_model(const Scenario& scenario, const std::vector<VariantRe
                    (w.algo.empty() ? "" : ", algo " + w.algo) + (w.proto.empty() ? "" : ", proto " + w.proto);
     std::vector<std::uint64_t> ran;
     for (const VariantResult& v : done) {
-      const WorkloadResult& r = v.workloads.at(wi);
+      const ScenarioWorkloadResult& r = v.workloads.at(wi);
       ChartSeries series;
       series.name = v.name;
       series.knee_bytes = r.knee_bytes;

@@ -44,7 +44,7 @@ std::vector<LinkClassUse> link_classes_of(const SimResult& r) {
   return out;
 }
 
-WorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w, const Calibration* calibration,
+ScenarioWorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w, const Calibration* calibration,
                          const StepTiming& calibrated_timing, const std::string& where, const VariantRunOptions& options) {
   PredictRequest req;
   req.collective = w.collective;
@@ -59,7 +59,7 @@ WorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w, const 
   req.calibrated_timing = calibrated_timing;
   const Prediction p = predict(topo, req);
 
-  WorkloadResult out;
+  ScenarioWorkloadResult out;
   out.workload = w.name;
   out.collective = w.collective;
   out.kind = w.kind;
@@ -92,7 +92,7 @@ WorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w, const 
   return out;
 }
 
-WorkloadResult run_straggler(const Topology& topo, const ScenarioWorkload& w, const std::string& where,
+ScenarioWorkloadResult run_straggler(const Topology& topo, const ScenarioWorkload& w, const std::string& where,
                              const VariantRunOptions& options) {
   const ChosenSchedule cs =
       chosen_schedule(topo, w.collective, static_cast<double>(w.min_bytes), parse_algo_filter(w.algo, w.proto, where), 0, where);
@@ -105,7 +105,7 @@ WorkloadResult run_straggler(const Topology& topo, const ScenarioWorkload& w, co
   const StragglerTimes base = per_rank_collective_times(r[0], -1, 0.0);
   const StragglerTimes late = per_rank_collective_times(r[1], w.late_rank, delay_s);
 
-  WorkloadResult out;
+  ScenarioWorkloadResult out;
   out.workload = w.name;
   out.collective = w.collective;
   out.kind = w.kind;
@@ -210,7 +210,7 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
 
 nlohmann::json variant_result_to_json(const VariantResult& v) {
   nlohmann::json workloads = nlohmann::json::array();
-  for (const WorkloadResult& w : v.workloads) {
+  for (const ScenarioWorkloadResult& w : v.workloads) {
     nlohmann::json rows = nlohmann::json::array(), classes = nlohmann::json::array();
     for (const RunRow& r : w.rows) rows.push_back(row_to_json(r));
     for (const LinkClassUse& c : w.link_classes)
@@ -234,7 +234,7 @@ VariantResult variant_result_from_json(const nlohmann::json& j) {
   v.name = j.at("name").get<std::string>();
   v.overrides = j.at("overrides").get<std::vector<std::string>>();
   for (const auto& wj : j.at("workloads")) {
-    WorkloadResult w;
+    ScenarioWorkloadResult w;
     w.workload = wj.at("workload").get<std::string>();
     w.collective = wj.at("collective").get<std::string>();
     w.kind = wj.at("kind").get<std::string>();
@@ -258,7 +258,7 @@ std::string format_run_results_json(const Scenario& scenario, const std::vector<
   nlohmann::json rows = nlohmann::json::array(), variants = nlohmann::json::array();
   for (const VariantResult& v : done) {
     variants.push_back(variant_result_to_json(v));
-    for (const WorkloadResult& w : v.workloads)
+    for (const ScenarioWorkloadResult& w : v.workloads)
       for (const RunRow& r : w.rows) {
         nlohmann::json row = {{"variant", v.name}, {"workload", w.workload}, {"collective", w.collective}};
         row.update(row_to_json(r));
@@ -283,7 +283,7 @@ std::string format_run_results_csv(const std::vector<VariantResult>& done) {
       "busiest_link,busiest_link_class,busiest_link_utilization,latency_share\n";
   auto optional = [](double v) { return v < 0 ? std::string() : number_text(v); };
   for (const VariantResult& v : done)
-    for (const WorkloadResult& w : v.workloads)
+    for (const ScenarioWorkloadResult& w : v.workloads)
       for (const RunRow& r : w.rows)
         out += csv_field(v.name) + "," + csv_field(w.workload) + "," + w.collective + "," + std::to_string(r.size_bytes) + "," +
                number_text(r.time_us) + "," + number_text(r.algbw_GBps) + "," + number_text(r.busbw_GBps) + "," +

@@ -37,7 +37,7 @@ struct LinkClassUse {
   double utilization = 0;  // bytes / (bandwidth x operation time)
 };
 
-struct WorkloadResult {
+struct ScenarioWorkloadResult {
   std::string workload, collective, kind;  // kind: "sweep" | "straggler"
   double knee_bytes = 0;                   // ring S* = n alpha beta (predict's)
   std::vector<RunRow> rows;
@@ -52,7 +52,7 @@ struct WorkloadResult {
 struct VariantResult {
   std::string name;
   std::vector<std::string> overrides;
-  std::vector<WorkloadResult> workloads;
+  std::vector<ScenarioWorkloadResult> workloads;
 };
 
 // How a variant's engine runs split the CPU: `engine_jobs` child processes per simulation sweep.

@@ -316,11 +316,12 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   // A route is (src, dst, rail); a connection under a cap (Schedule::inter_node_channel_cap_Bps,
   // source_channel_cap_Bps) is a route of its own per family and lane, so that the cap binds the
   // connection's pipelined flows together.
-  std::map<std::tuple<int, int, int, int, int, bool>, int> route_id;
+  std::map<std::tuple<int, int, int, int, int, bool, int>, int> route_id;
   std::vector<std::vector<Hop>> routes;
   std::vector<double> flow_cap_Bps;        // per route: each flow's cap (transfer_rate_cap_Bps; 0: none)
   std::vector<double> connection_cap_Bps;  // per route: the flows' total cap (0: none)
-  std::vector<int> route_source;           // per route: the GPU whose issue resource it crosses (-1: none)
+  std::vector<std::pair<int, int>> route_issue;  // per route: the GPU whose issue resource it crosses and
+                                                 // the Schedule::gpu_issue_caps entry ((-1, -1): none)
   R.route_of.resize(nrep);
   const int gpn = topo.gpus_per_node();
   for (std::size_t i = 0; i < nrep; ++i) {
@@ -334,8 +335,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     double channel_cap = inter_node ? sched.inter_node_channel_cap_Bps : 0.0;
     if (source) channel_cap = channel_cap > 0 ? std::min(channel_cap, sched.source_channel_cap_Bps) : sched.source_channel_cap_Bps;
     const bool capped_connection = channel_cap > 0;
+    const int issue = t.src < sched.nranks ? sched.gpu_issue_cap_index(t.step) : -1;
     const auto key = std::make_tuple(t.src, t.dst, t.rail, capped_connection ? t.family : -1,
-                                     capped_connection ? t.lane : -1, source);
+                                     capped_connection ? t.lane : -1, source, issue);
     auto it = route_id.find(key);
     if (it == route_id.end()) {
       std::vector<Hop> hops;
@@ -345,7 +347,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       routes.push_back(std::move(hops));
       flow_cap_Bps.push_back(sched.transfer_rate_cap_Bps);
       connection_cap_Bps.push_back(channel_cap * t.channels);
-      route_source.push_back(t.src < sched.nranks && sched.gpu_issue_cap_Bps > 0 ? t.src : -1);
+      route_issue.emplace_back(issue >= 0 ? t.src : -1, issue);
     }
     R.route_of[i] = it->second;
   }
@@ -433,7 +435,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   double fastest_link_Bps = 0;
   for (auto [it, end] = boost::edges(topo.graph()); it != end; ++it)
     fastest_link_Bps = std::max(fastest_link_Bps, topo.link(*it).bandwidth_Bps);
-  std::map<int, sg4::Link*> issue_links;  // per source GPU (Schedule::gpu_issue_cap_Bps)
+  std::map<std::pair<int, int>, sg4::Link*> issue_links;  // per (source GPU, Schedule::gpu_issue_caps entry)
   R.route_delay.assign(routes.size(), fifo ? 0.0 : -1.0);
   for (std::size_t i = 0; i < nrep && !fifo; ++i) {
     if (R.route_of[i] < 0) continue;
@@ -460,11 +462,14 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     // A connection's cap: a link of its own, shared by the connection's flows in flight.
     if (connection_cap_Bps[r] > 0)
       path.emplace_back(zone->create_link("connection" + std::to_string(r), connection_cap_Bps[r] * kByteScale)->seal());
-    if (route_source[r] >= 0) {
-      // The source GPU's message-issue resource, shared by all its transfers (Schedule::gpu_issue_cap_Bps).
-      auto [it, fresh] = issue_links.try_emplace(route_source[r], nullptr);
-      if (fresh)
-        it->second = zone->create_link("issue" + std::to_string(route_source[r]), sched.gpu_issue_cap_Bps * kByteScale)->seal();
+    if (route_issue[r].first >= 0) {
+      // The source GPU's message-issue resource, shared by all its transfers (Schedule::gpu_issue_caps).
+      auto [it, fresh] = issue_links.try_emplace(route_issue[r], nullptr);
+      if (fresh) {
+        const double rate = sched.gpu_issue_caps[static_cast<std::size_t>(route_issue[r].second)].second;
+        it->second = zone->create_link("issue" + std::to_string(route_issue[r].first) + "." +
+                                           std::to_string(route_issue[r].second), rate * kByteScale)->seal();
+      }
       path.emplace_back(it->second);
     }
     for (const Hop& h : routes[r]) path.emplace_back(platform_link(h));
@@ -481,8 +486,12 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   sg4::Activity::on_completion_cb([&R](const sg4::Activity& a) {
     on_transfer_done(&R, static_cast<std::uint32_t>(a.get_data<std::uint32_t>() - R.reps.data()));
   });
+  // The roots first, then launch them: a root marker completes at once and may start other transfers,
+  // which a single pass would then start a second time.
+  std::vector<std::uint32_t> roots;
   for (std::uint32_t i = 0; i < nrep; ++i)
-    if (R.pending[i] == 0) launch(&R, i);
+    if (R.pending[i] == 0) roots.push_back(i);
+  for (std::uint32_t i : roots) launch(&R, i);
   prof("platform+launch", pt);
   engine.run();
   prof("run", pt);
@@ -590,7 +599,7 @@ bool same_structure(const Schedule& a, const Schedule& b) {
       a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
       a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
-      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_cap_Bps != b.gpu_issue_cap_Bps ||
+      a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_caps != b.gpu_issue_caps ||
       a.finish_begin != b.finish_begin || a.finish_ranks != b.finish_ranks)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {

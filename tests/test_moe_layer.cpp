@@ -7,6 +7,7 @@
 #include "scenarios/moe/layer_report.h"
 #include "scenarios/moe/transport_schedule.h"
 #include "test_helpers.h"
+#include "topologies/spec.h"
 #include "topologies/routing.h"
 
 namespace ccsim::moe {
@@ -129,14 +130,17 @@ TEST(MoeSchedule, IssueRateBoundsTinyMessages) {
 }
 
 TEST(MoeLayerReport, SkewMakesTheHottestRankSlowAndEplbWinsItBack) {
-  // EP32 on 4 dgx-h100 nodes, 512 tokens per rank: production-like skew (hottest rank 2.5x the mean)
-  // against EPLB with 32 redundant experts.
-  const Topology topo = testing::preset("dgx-h100", 4);
+  // EP32 on 4 H800 nodes (8 NVLinks per GPU), 512 tokens per rank: production-like skew (hottest rank
+  // 2.5x the mean, DeepSeek-R1 at EP32) against EPLB with 32 redundant experts.
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, 4);
+  apply_override(spec, "node.nvlink.links_per_gpu=8", "test");
+  const Topology topo = build_topology(spec, "h800");
   LayerRequest q;
   q.config = small_layer(32, 512);
   q.config.experts = 256;
   q.config.node_limit = 4;
-  q.transports = {Transport::DeepepNormal};
+  q.transports = {Transport::Nccl, Transport::DeepepNormal};
   q.routing = parse_routing_spec("uniform");
   const LayerReport uniform = run_layer(topo, q);
   q.routing = parse_routing_spec("ratio:2.5");
@@ -145,14 +149,64 @@ TEST(MoeLayerReport, SkewMakesTheHottestRankSlowAndEplbWinsItBack) {
   const LayerReport balanced = run_layer(topo, q);
   EXPECT_NEAR(skewed.routing.max_over_mean_rank_load, 2.5, 0.25);
   EXPECT_LT(balanced.routing.max_over_mean_rank_load, 1.25);
-  const double t_uniform = uniform.transports[0].dispatch.time_us;
-  const double t_skewed = skewed.transports[0].dispatch.time_us;
-  const double t_balanced = balanced.transports[0].dispatch.time_us;
-  EXPECT_GT(t_skewed, 1.3 * t_uniform);
-  EXPECT_LT(t_balanced, 0.8 * t_skewed);
-  // The slowest rank under skew is one of the hottest ranks, and it receives more tokens than the mean.
-  const PhaseReport& d = skewed.transports[0].dispatch;
-  EXPECT_GT(static_cast<double>(d.slowest_rank_tokens), 1.5 * d.mean_rank_tokens);
+
+  // NCCL's all-to-all has no dedup: the hottest rank's NIC receives ~2.5x the mean rank's bytes, so the
+  // phase, bound by that NIC, takes about twice as long; EPLB brings it back near the uniform time.
+  const PhaseReport& u = uniform.transports[0].dispatch;
+  const PhaseReport& k = skewed.transports[0].dispatch;
+  const PhaseReport& e = balanced.transports[0].dispatch;
+  EXPECT_GT(k.time_us, 1.8 * u.time_us);
+  EXPECT_LT(e.time_us, 1.15 * u.time_us);
+  EXPECT_EQ(k.slowest_rank, skewed.routing.hottest_rank);
+  EXPECT_EQ(k.bottleneck, "rdma");
+  // DeepEP's dedup sends one RDMA copy per (token, node): skew inside a node lands on NVLink (3.4x the
+  // NIC's rate on H800), so the same skew costs less than it does NCCL, and EPLB still wins it back.
+  const double normal_uniform = uniform.transports[1].dispatch.time_us;
+  const double normal_skewed = skewed.transports[1].dispatch.time_us;
+  EXPECT_GT(normal_skewed, 1.2 * normal_uniform);
+  EXPECT_LT(normal_skewed / normal_uniform, k.time_us / u.time_us);
+  EXPECT_LT(balanced.transports[1].dispatch.time_us, 1.1 * normal_uniform);
+}
+
+// DeepEP's published benchmark (deepseek-ai/DeepEP docs/legacy.md, V1 performance tables; H800 with
+// ~160 GB/s NVLink and one 400 Gb/s CX-7 per GPU; 7168 hidden, 256 experts, top-8, FP8 dispatch, BF16
+// combine). ccsim gets there from bytes, dedup, link rates and documented per-message costs alone; the
+// whole comparison is in docs/moe.md. Here the cases within the issue's 20% aim: ratio of times.
+LayerReport deepep_case(int ep, int tokens, Transport transport) {
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, ep / 8);
+  apply_override(spec, "node.nvlink.links_per_gpu=8", "test");
+  const Topology topo = build_topology(spec, "h800");
+  LayerRequest q;
+  q.config = small_layer(ep, tokens);
+  q.config.experts = 256;
+  q.config.node_limit = transport == Transport::DeepepNormal ? 4 : 0;  // top-4 groups in the prefill benchmark
+  q.transports = {transport};
+  return run_layer(topo, q);
+}
+
+TEST(MoeAgainstDeepEp, NormalKernelsBottleneckBandwidth) {
+  struct Published {
+    int ep;
+    const char* cls;
+    double dispatch_GBps, combine_GBps;
+  };
+  for (const Published& d : {Published{8, "nvlink", 153, 158}, Published{32, "rdma", 58, 57}, Published{64, "rdma", 51, 50}}) {
+    const LayerReport r = deepep_case(d.ep, 4096, Transport::DeepepNormal);
+    const PhaseReport& dispatch = r.transports[0].dispatch;
+    const PhaseReport& combine = r.transports[0].combine;
+    const bool rdma = std::string(d.cls) == "rdma";
+    // Equal logical bytes: published bandwidth / ccsim's = ccsim's time / published time.
+    EXPECT_NEAR(d.dispatch_GBps / (rdma ? dispatch.rdma_logical_GBps : dispatch.nvlink_logical_GBps), 1.0, 0.2) << "EP" << d.ep;
+    EXPECT_NEAR(d.combine_GBps / (rdma ? combine.rdma_logical_GBps : combine.nvlink_logical_GBps), 1.0, 0.2) << "EP" << d.ep;
+  }
+}
+
+TEST(MoeAgainstDeepEp, LowLatencyKernelsAtEp32) {
+  // 128 tokens per rank: DeepEP 155 us dispatch, 273 us combine.
+  const LayerReport r = deepep_case(32, 128, Transport::DeepepLowLatency);
+  EXPECT_NEAR(r.transports[0].dispatch.time_us / 155.0, 1.0, 0.2);
+  EXPECT_NEAR(r.transports[0].combine.time_us / 273.0, 1.0, 0.2);
 }
 
 }  // namespace

@@ -53,6 +53,24 @@ struct Hop {
 };
 using Route = std::vector<Hop>;
 
+// A memo of routes. Its hops hold edge descriptors, which point into one graph's edge storage, so a
+// copied or moved-from Topology must not carry them over (boost::adjacency_list copies its edges, and
+// the copy's descriptors differ): copying or moving the memo yields an empty one.
+class RouteMemo : public std::unordered_map<std::uint64_t, Route> {
+ public:
+  RouteMemo() = default;
+  RouteMemo(const RouteMemo&) {}
+  RouteMemo(RouteMemo&&) noexcept {}
+  RouteMemo& operator=(const RouteMemo&) {
+    clear();
+    return *this;
+  }
+  RouteMemo& operator=(RouteMemo&&) noexcept {
+    clear();
+    return *this;
+  }
+};
+
 // NCCL / nvidia-smi path classes, closest first.
 enum class PathClass { Loc, Nvl, Pix, Pxb, Phb, Node, Sys, Net };
 const char* to_string(PathClass c);
@@ -108,9 +126,9 @@ class Topology {
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
   // graph, which does not change after finalize().
-  mutable std::unordered_map<std::uint64_t, Route> route_cache;
+  mutable RouteMemo route_cache;
   // Memo of node 0's routes between two of its vertices (routing.cpp), keyed by the vertex pair.
-  mutable std::unordered_map<std::uint64_t, Route> node0_route_cache;
+  mutable RouteMemo node0_route_cache;
   // When every node's vertices are one contiguous block of this size, vertex for vertex a copy of
   // node 0's (what build_topology makes): node n's vertex i is n * block + i. 0 otherwise. Lets
   // routing compute a route inside node n once, in node 0, instead of once per node over the

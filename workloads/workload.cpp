@@ -11,7 +11,7 @@ bool same_replay_settings(const Schedule& a, const Schedule& b) {
   return a.nranks == b.nranks && a.fifo_connections == b.fifo_connections &&
          a.transfer_rate_cap_Bps == b.transfer_rate_cap_Bps &&
          a.inter_node_channel_cap_Bps == b.inter_node_channel_cap_Bps &&
-         a.source_channel_cap_Bps == b.source_channel_cap_Bps && a.gpu_issue_cap_Bps == b.gpu_issue_cap_Bps;
+         a.source_channel_cap_Bps == b.source_channel_cap_Bps;
 }
 
 int max_step(const Schedule& s) {
@@ -41,7 +41,6 @@ Schedule compose_workload(const std::vector<WorkloadOp>& ops, std::vector<Compos
   out.transfer_rate_cap_Bps = first.transfer_rate_cap_Bps;
   out.inter_node_channel_cap_Bps = first.inter_node_channel_cap_Bps;
   out.source_channel_cap_Bps = first.source_channel_cap_Bps;
-  out.gpu_issue_cap_Bps = first.gpu_issue_cap_Bps;
   const auto n = static_cast<std::size_t>(out.nranks);
   std::vector<ComposedRange> range;
   std::vector<std::pair<int, std::size_t>> origin;  // per composed record: (operation, its index) or (-1, marker)
@@ -84,6 +83,11 @@ Schedule compose_workload(const std::vector<WorkloadOp>& ops, std::vector<Compos
     // The operation's own records, dependencies shifted; roots wait for their source rank's gate.
     const auto offset = static_cast<std::uint32_t>(out.transfers.size());
     here.begin = offset;
+    // Each operation keeps its own message-issue rate (or none) over its shifted steps.
+    if (!s.gpu_issue_caps.empty() || !out.gpu_issue_caps.empty()) {
+      if (s.gpu_issue_caps.empty() || s.gpu_issue_caps.front().first > 0) out.gpu_issue_caps.emplace_back(step_base, 0.0);
+      for (const auto& [step, rate] : s.gpu_issue_caps) out.gpu_issue_caps.emplace_back(step + step_base, rate);
+    }
     for (std::size_t j = 0; j < s.transfers.size(); ++j) {
       const Transfer& t = s.transfers[j];
       origin.emplace_back(static_cast<int>(k), j);

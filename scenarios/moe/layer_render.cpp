@@ -24,6 +24,7 @@ nlohmann::ordered_json phase_json(const PhaseReport& p) {
   j["mean_rank_time_us"] = rounded(p.mean_rank_time_us, 0.001);
   j["bottleneck"] = p.bottleneck;
   j["bottleneck_GBps"] = rounded(p.bottleneck_GBps, 0.001);
+  j["logical_GBps"] = {{"rdma", rounded(p.rdma_logical_GBps, 0.001)}, {"nvlink", rounded(p.nvlink_logical_GBps, 0.001)}};
   j["busiest_link"] = p.busiest_link;
   j["busiest_link_utilization"] = rounded(p.busiest_link_utilization, 0.0001);
   j["rdma_bytes_per_rank"] = {{"mean", rounded(p.rdma_bytes_mean, 1)}, {"max", rounded(p.rdma_bytes_max, 1)}};

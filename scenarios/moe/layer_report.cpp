@@ -65,9 +65,18 @@ PhaseReport phase_report(const Topology& topo, const PhaseTraffic& traffic, cons
   p.phase = traffic.phase;
   const OpTiming& timing = w.ops[op];
   const std::size_t n = timing.rank_finish_s.size();
+  // A rank is done with a phase when the last data for it has arrived (it cannot compute, or return the
+  // tokens' results, before): its receive finish. (Senders of an aggregated PXN record share its end, so
+  // send times would tie the hot receiver with every rank that sends to it.) A marker at a rank (the end
+  // of a pipeline stage into it) counts as an arrival.
+  std::vector<double> received(n, 0.0);
+  const ComposedRange& range = w.ranges[op];
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    const auto dst = static_cast<std::size_t>(w.composed.transfers[i].dst);
+    if (dst < n) received[dst] = std::max(received[dst], w.sim.transfer_end_s[i]);
+  }
   std::vector<double> rank_time(n, 0.0);
-  for (std::size_t r = 0; r < n; ++r)
-    rank_time[r] = std::max(0.0, timing.rank_finish_s[r] - timing.rank_start_s[r]);
+  for (std::size_t r = 0; r < n; ++r) rank_time[r] = std::max(0.0, received[r] - timing.rank_start_s[r]);
   p.slowest_rank = static_cast<int>(std::max_element(rank_time.begin(), rank_time.end()) - rank_time.begin());
   p.time_us = (timing.finish_s - timing.start_s) * 1e6;
   p.mean_rank_time_us = mean_of(rank_time) * 1e6;
@@ -78,7 +87,6 @@ PhaseReport phase_report(const Topology& topo, const PhaseTraffic& traffic, cons
 
   // The phase's busiest link direction, from its own records' routes.
   LinkLoad load(topo);
-  const ComposedRange& range = w.ranges[op];
   for (std::size_t i = range.begin; i < range.end; ++i) {
     const Transfer& t = w.composed.transfers[i];
     if (t.is_marker()) continue;
@@ -93,8 +101,17 @@ PhaseReport phase_report(const Topology& topo, const PhaseTraffic& traffic, cons
     p.busiest_link = describe_link_direction(topo, busiest.entry->edge, busiest.key->dir);
     p.busiest_link_utilization = phase_s > 0 ? busiest.time_s / phase_s : 0.0;
   }
-  const double logical = p.bottleneck == "nvlink" ? traffic.logical_nvlink_bytes : traffic.logical_rdma_bytes;
+  // DeepEP's benchmarks divide logical bytes by the kernel time: the normal kernels' per class
+  // (tests/test_internode.py, test_intranode.py), the low-latency kernels' every (token, expert)
+  // selection whatever its path (tests/test_low_latency.py).
+  const double logical =
+      traffic.transport == Transport::DeepepLowLatency
+          ? static_cast<double>(stats.pairs) / static_cast<double>(n) * static_cast<double>(traffic.bytes_per_token)
+      : p.bottleneck == "nvlink" ? traffic.logical_nvlink_bytes
+                                 : traffic.logical_rdma_bytes;
   p.bottleneck_GBps = phase_s > 0 ? logical / phase_s / 1e9 : 0.0;
+  p.rdma_logical_GBps = phase_s > 0 ? traffic.logical_rdma_bytes / phase_s / 1e9 : 0.0;
+  p.nvlink_logical_GBps = phase_s > 0 ? traffic.logical_nvlink_bytes / phase_s / 1e9 : 0.0;
   p.slowest_why = slowest_reason(traffic, p.slowest_rank, rates);
   std::vector<double> tokens(stats.rank_tokens_received.begin(), stats.rank_tokens_received.end());
   p.slowest_rank_tokens = stats.rank_tokens_received[static_cast<std::size_t>(p.slowest_rank)];

@@ -34,6 +34,9 @@ struct PhaseReport {
   double busiest_link_utilization = 0; // its bytes / bandwidth / phase time
   // DeepEP's "bottleneck bandwidth": logical bytes of the bottleneck class per rank (mean) / time.
   double bottleneck_GBps = 0;
+  // The same quotient for each class (DeepEP's normal-kernel definitions), to compare with a benchmark
+  // that names the other class than the one ccsim finds busiest.
+  double rdma_logical_GBps = 0, nvlink_logical_GBps = 0;
   int slowest_rank = 0;
   std::string slowest_why;             // which of its links and how loaded, in words
   std::int64_t slowest_rank_tokens = 0;  // token copies the slowest rank receives (dispatch) / sends back (combine)

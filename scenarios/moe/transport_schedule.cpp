@@ -24,11 +24,24 @@ Schedule empty_schedule(const Topology& topo, const PhaseTraffic& traffic, const
   return s;
 }
 
-double hop_rate_Bps(const Topology& topo, int src, int dst, int rail) {
-  return route_bandwidth_Bps(topo, route_between_gpus(topo, src, dst, rail));
+int rdma_rail(const Topology& topo, int src) { return nic_for_gpu(topo, src % topo.gpus_per_node()); }
+
+// A flow as a transfer on its link class's route (RDMA on the source GPU's rail, NVLink inside the node).
+Transfer flow_transfer(const Topology& topo, const Flow& f, double delay_s) {
+  Transfer t;
+  t.src = f.src;
+  t.dst = f.dst;
+  t.rail = f.hop == Hop::Rdma ? rdma_rail(topo, f.src) : -1;
+  t.bytes = f.bytes;
+  t.delay_s = delay_s;
+  return t;
 }
 
-int rdma_rail(const Topology& topo, int src) { return nic_for_gpu(topo, src % topo.gpus_per_node()); }
+// One chunk of `bytes` over a transfer's route on an idle path: its latency plus bytes at its bandwidth.
+double chunk_time_s(const Topology& topo, const Transfer& t, double bytes) {
+  const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
+  return route_latency_s(topo, route) + bytes / route_bandwidth_Bps(topo, route);
+}
 
 Schedule deepep_normal(const Topology& topo, const PhaseTraffic& traffic, const TransportCosts& costs) {
   Schedule s = empty_schedule(topo, traffic, "deepep-normal");
@@ -39,18 +52,12 @@ Schedule deepep_normal(const Topology& topo, const PhaseTraffic& traffic, const 
   std::vector<double> first_input_s(static_cast<std::size_t>(s.nranks), 0.0);
   for (const Flow& f : traffic.flows) {
     if (f.stage != 0) continue;
-    Transfer t;
-    t.src = f.src;
-    t.dst = f.dst;
-    t.rail = f.hop == Hop::Rdma ? rdma_rail(topo, f.src) : -1;
-    t.bytes = f.bytes;
-    t.delay_s = costs.deepep_launch_s;
+    const Transfer t = flow_transfer(topo, f, costs.deepep_launch_s);
     const auto id = s.add(t, {});
     if (f.hop != forward_hop) {
       inputs[static_cast<std::size_t>(f.dst)].push_back(id);
-      // When the relay's first chunk is in: one chunk at the input hop's rate after the route's latency.
-      const Route route = route_between_gpus(topo, f.src, f.dst, t.rail);
-      const double first = route_latency_s(topo, route) + std::min(chunk_bytes, f.bytes) / route_bandwidth_Bps(topo, route);
+      // When the relay's first chunk is in.
+      const double first = chunk_time_s(topo, t, std::min(chunk_bytes, f.bytes));
       double& earliest = first_input_s[static_cast<std::size_t>(f.dst)];
       earliest = earliest > 0 ? std::min(earliest, first) : first;
     }
@@ -70,17 +77,11 @@ Schedule deepep_normal(const Topology& topo, const PhaseTraffic& traffic, const 
   // chunk on its own hop after the relay's last input (a marker at the receiving rank).
   for (const Flow& f : traffic.flows) {
     if (f.stage != 1) continue;
-    Transfer t;
-    t.src = f.src;
-    t.dst = f.dst;
-    t.rail = f.hop == Hop::Rdma ? rdma_rail(topo, f.src) : -1;
-    t.bytes = f.bytes;
-    t.delay_s = costs.deepep_launch_s + first_input_s[static_cast<std::size_t>(f.src)];
+    const Transfer t = flow_transfer(topo, f, costs.deepep_launch_s + first_input_s[static_cast<std::size_t>(f.src)]);
     s.add(t, {});
     Transfer tail;
     tail.src = tail.dst = f.dst;
-    tail.delay_s = std::min(chunk_bytes, f.bytes) / hop_rate_Bps(topo, f.src, f.dst, t.rail) +
-                   route_latency_s(topo, route_between_gpus(topo, f.src, f.dst, t.rail));
+    tail.delay_s = chunk_time_s(topo, t, std::min(chunk_bytes, f.bytes));
     s.add(tail, {static_cast<std::uint32_t>(arrived[static_cast<std::size_t>(f.src)])});
   }
   return s;
@@ -89,7 +90,7 @@ Schedule deepep_normal(const Topology& topo, const PhaseTraffic& traffic, const 
 Schedule deepep_low_latency(const Topology& topo, const PhaseTraffic& traffic, const TransportCosts& costs) {
   Schedule s = empty_schedule(topo, traffic, "deepep-ll");
   // Every put carries one token: messages/s x bytes per message is the issue resource's byte rate.
-  s.gpu_issue_cap_Bps = costs.gpu_message_rate_per_s * static_cast<double>(traffic.bytes_per_token);
+  s.gpu_issue_caps = {{0, costs.gpu_message_rate_per_s * static_cast<double>(traffic.bytes_per_token)}};
   for (const Flow& f : traffic.flows) {
     Transfer t;
     t.src = f.src;

@@ -13,7 +13,7 @@
 //  deepep-ll      one put per (token, expert) pair, GPU-initiated: each GPU posts on its own NIC to
 //                 the peer's own NIC (routing.h kRailOwnNics: across rails through the spine); same-node
 //                 peers over NVLink unless pure RDMA; every transfer of a GPU also passes that GPU's
-//                 message-issue resource (Schedule::gpu_issue_cap_Bps: messages/s x bytes per message).
+//                 message-issue resource (Schedule::gpu_issue_caps: messages/s x bytes per message).
 //  allgather      Megatron's all-gather dispatcher: NCCL's ring all_gather of every rank's tokens;
 //                 combine is the ring reduce_scatter of the same volume.
 #pragma once
