@@ -252,8 +252,12 @@ TEST(MoeInput, BadTracesNameFileAndLine) {
   EXPECT_EQ(err("rank,expert\n"), path + " line 1: unknown column 'expert' (header: [layer,][rank,]experts)");
   EXPECT_EQ(err("{\"tokens\": [{\"experts\": [1, 2, 3, 99]}]}"),
             path + " /tokens/0/experts/3: expert 99 is out of range [0, 15]");
-  EXPECT_EQ(err("{\"tokens\": [{\"experts\": [1, 2"), path + " line 1: malformed JSON");
-  EXPECT_EQ(error_of([&] { read_trace(path + ".missing", c); }), path + ".missing: cannot open the routing trace");
+  // The common JSON reader (common/json_input.h): line and column, nlohmann's reason.
+  EXPECT_EQ(err("{\"tokens\": [{\"experts\": [1, 2"),
+            path + ": line 1, column 30: syntax error while parsing array - unexpected end of input; expected ']'");
+  EXPECT_EQ(err("{\"tokens\": [], \"tokens\": []}"), path + ": /tokens: duplicate key 'tokens'");
+  EXPECT_EQ(error_of([&] { read_trace(path + ".missing", c); }),
+            path + ".missing: cannot open routing trace (No such file or directory)");
 }
 
 }  // namespace
