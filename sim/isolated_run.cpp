@@ -117,17 +117,24 @@ std::string finish(Child child) {
 
 }  // namespace
 
-std::vector<std::string> run_isolated(const std::vector<std::function<std::string()>>& jobs, int parallel) {
+std::vector<std::string> run_isolated(const std::vector<std::function<std::string()>>& jobs, int parallel,
+                                      std::size_t progress_after) {
   parallel = std::max(1, parallel);
   std::vector<std::string> results(jobs.size());
   std::vector<Child> running(jobs.size());
   std::size_t next = 0;
+  const bool progress = jobs.size() > progress_after;
+  std::size_t reported_tenths = 0;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     while (next < jobs.size() && next < i + static_cast<std::size_t>(parallel)) {
       running[next] = start(jobs[next]);
       ++next;
     }
     results[i] = finish(running[i]);
+    if (progress && (i + 1) * 10 / jobs.size() > reported_tenths) {
+      reported_tenths = (i + 1) * 10 / jobs.size();
+      std::fprintf(stderr, "ccsim: progress: %zu/%zu simulations done\n", i + 1, jobs.size());
+    }
   }
   return results;
 }
