@@ -18,7 +18,7 @@ struct CliResult {
 };
 
 inline std::string read_text_file(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -29,9 +29,20 @@ inline std::string temp_file(const std::string& name) {
   return ::testing::TempDir() + "ccsim_" + std::to_string(::getpid()) + "_" + name;
 }
 
-inline CliResult run_ccsim(const std::string& args) {
+// A file under the test temp directory with `content`; returns its path.
+inline std::string write_temp_file(const std::string& name, const std::string& content) {
+  const std::string path = temp_file(name);
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+// `args` is shell text after the binary's name; `redirect_stdout` replaces the capture of stdout (e.g.
+// ">/dev/full"); `env` is prepended as shell assignments ("CCSIM_SIMGRID_CFG=x"). A run past 60 s is
+// killed (a hang is a failure, not a stuck suite).
+inline CliResult run_ccsim(const std::string& args, const std::string& redirect_stdout = "", const std::string& env = "") {
   const std::string out = temp_file("stdout"), err = temp_file("stderr");
-  const std::string cmd = std::string(CCSIM_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+  const std::string cmd = env + " timeout 60 " + std::string(CCSIM_BINARY) + " " + args + " " +
+                          (redirect_stdout.empty() ? ">" + out : redirect_stdout) + " 2>" + err + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -4,6 +4,8 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include "cli_runner.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,44 +18,14 @@
 
 namespace ccsim::hardening {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A fresh path in the test's temporary directory (not created).
-inline std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "ccsim_hard_" + std::to_string(::getpid()) + "_" + name;
-}
-
+using CliRun = testing::CliResult;
+inline std::string slurp(const std::string& path) { return testing::read_text_file(path); }
+inline std::string temp_path(const std::string& name) { return testing::temp_file("hard_" + name); }
 inline std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
+  return testing::write_temp_file("hard_" + name, content);
 }
-
-// `args` is shell text after the binary's name; `redirect_stdout` replaces the capture of stdout
-// (e.g. ">/dev/full").
-// `env` is prepended as shell assignments ("CCSIM_SIMGRID_CFG=x").
 inline CliRun ccsim(const std::string& args, const std::string& redirect_stdout = "", const std::string& env = "") {
-  const std::string out = temp_path("stdout"), err = temp_path("stderr");
-  const std::string cmd = env + " timeout 60 " + std::string(CCSIM_BINARY) + " " + args + " " +
-                          (redirect_stdout.empty() ? ">" + out : redirect_stdout) + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
+  return testing::run_ccsim(args, redirect_stdout, env);
 }
 
 // One line on stderr containing every fragment, exit code 2, nothing on stdout.

@@ -2,6 +2,8 @@
 // with exit code 2 (and no output file) for every kind of bad input.
 #include <gtest/gtest.h>
 
+#include "cli_runner.h"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -15,39 +17,16 @@
 namespace ccsim {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using CliRun = testing::CliResult;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::string& path) { return testing::read_text_file(path); }
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "ccsim_cli_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return testing::temp_file("cli_" + name); }
 
-CliRun ccsim(const std::string& args) {
-  const std::string out = temp_path("stdout"), err = temp_path("stderr");
-  const std::string cmd = std::string(CCSIM_BINARY) + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(cmd.c_str());
-  CliRun r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
-}
+CliRun ccsim(const std::string& args) { return testing::run_ccsim(args); }
 
 std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string path = temp_path(name);
-  std::ofstream(path) << content;
-  return path;
+  return testing::write_temp_file("cli_" + name, content);
 }
 
 // One line on stderr, containing every fragment, and exit code 2.

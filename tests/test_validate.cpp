@@ -5,6 +5,8 @@
 // ("# SOURCE:", "# COMMAND:" ...) are removed first.
 #include <gtest/gtest.h>
 
+#include "cli_runner.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,12 +27,7 @@ namespace {
 
 const std::string kData = std::string(CCSIM_SOURCE_DIR) + "/tests/data/";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::string& path) { return testing::read_text_file(path); }
 
 // The log as nccl-tests printed it: tests/data's provenance lines removed; with `keep_command`
 // false, also the shell line that echoes the command (a log captured with `> file` has none).
@@ -59,14 +56,10 @@ LogFacts facts(const std::string& text, LogOverrides overrides = {}) {
   return infer_log_facts(parse_one(text), "log.txt", 0, overrides);
 }
 
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "ccsim_validate_" + std::to_string(::getpid()) + "_" + name;
-}
+std::string temp_path(const std::string& name) { return testing::temp_file("validate_" + name); }
 
 std::string write_temp(const std::string& name, const std::string& content) {
-  const std::string path = temp_path(name);
-  std::ofstream(path) << content;
-  return path;
+  return testing::write_temp_file("validate_" + name, content);
 }
 
 bool has_cause(const ValidatedRun& run, const std::string& id) {
@@ -381,22 +374,9 @@ TEST(ValidateDebug, TransportsChannelsAndEnvironment) {
 
 // ---------------------------------------------------------------- the command and its exit codes
 
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
+using CliRun = testing::CliResult;
 
-CliRun ccsim(const std::string& args) {
-  const std::string out = temp_path("stdout"), err = temp_path("stderr");
-  const int status = std::system((std::string(CCSIM_BINARY) + " " + args + " >" + out + " 2>" + err).c_str());
-  CliRun r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return r;
-}
+CliRun ccsim(const std::string& args) { return testing::run_ccsim(args); }
 
 const std::string k2080Ti =
     "--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 "
