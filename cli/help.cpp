@@ -50,7 +50,7 @@ Usage:
             [--format table|json|csv] [--output FILE] [--matrix FILE]      (one MoE layer, docs/moe.md)
   ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
   ccsim run SCENARIO.json -o DIR [--jobs N] [-q]   (what-if matrix: DIR/results.json, results.csv, report.html;
-                                                   docs/scenarios.md)
+                                                   sweeps, stragglers and measured logs to validate; docs/scenarios.md)
   ccsim help | --version
 
 Collectives (C): )" << collectives_line() << R"(.

@@ -56,6 +56,8 @@ struct ComparedPoint {
   double measured_busbw_GBps = 0, predicted_busbw_GBps = 0;
   double measured_time_us = 0, predicted_time_us = 0;
   std::string label;  // what was predicted
+  bool within = true;        // within the validation's tolerance
+  bool latency_side = false; // below the knee S*
 };
 
 struct ComparisonCause {
@@ -64,6 +66,8 @@ struct ComparisonCause {
 
 struct Comparison {
   std::string title;
+  std::vector<std::string> notes;  // what the log said, the side verdicts, the result: one line each
+  double tolerance_pct = 0;        // > 0: the per-size table marks sizes within / outside it
   double knee_bytes = 0;
   std::vector<ComparedPoint> points;
   std::vector<ComparisonCause> causes;

@@ -133,7 +133,14 @@ std::string section_html(const ChartSection& s, std::size_t index) {
 std::string comparison_html(const Comparison& c, std::size_t index) {
   const std::string id = "v" + std::to_string(index);
   std::string out = "<section id=\"" + id + "\">\n<h2>" + xml_escape(c.title) + "</h2>\n";
+  if (!c.notes.empty()) {
+    out += "<ul class=\"note\">\n";
+    for (const auto& n : c.notes) out += "<li>" + xml_escape(n) + "</li>\n";
+    out += "</ul>\n";
+  }
   LineSeries measured{"measured", {}, {}, {}, 0, false}, predicted{"predicted", {}, {}, {}, c.knee_bytes, true};
+  // The gap per size: measured time over predicted time (1 = on the prediction).
+  LineSeries ratio{"measured / predicted time", {}, {}, {}, c.knee_bytes, false};
   for (const auto& p : c.points) {
     measured.x.push_back(p.size_bytes);
     measured.y.push_back(p.measured_busbw_GBps);
@@ -141,14 +148,28 @@ std::string comparison_html(const Comparison& c, std::size_t index) {
     predicted.x.push_back(p.size_bytes);
     predicted.y.push_back(p.predicted_busbw_GBps);
     predicted.point_notes.push_back(g4(p.predicted_time_us) + " us, " + p.label);
+    if (p.predicted_time_us > 0) {
+      ratio.x.push_back(p.size_bytes);
+      ratio.y.push_back(p.measured_time_us / p.predicted_time_us);
+      ratio.point_notes.push_back(p.label);
+    }
   }
-  out += "<h3>Measured against predicted</h3>\n" + svg_line_chart({measured, predicted}, "busbw GB/s", id + "-compare");
-  out += "<table><tr><th>size (bytes)</th><th>measured (us)</th><th>predicted (us)</th><th>measured/predicted</th><th "
-         "class=\"l\">predicted as</th></tr>\n";
+  out += "<h3>Measured against predicted</h3>\n<p class=\"note\">The triangle on the size axis marks the knee S* = "
+         "n&middot;&alpha;&middot;&beta;: sizes below it are the latency side, the rest the bandwidth side.</p>\n" +
+         svg_line_chart({measured, predicted}, "busbw GB/s", id + "-compare");
+  out += "<p class=\"note\">" + swatch(0) + "measured " + swatch(1) + "predicted (dashed)</p>\n";
+  out += "<h3>Gap per size</h3>\n" + svg_line_chart({ratio}, "measured / predicted time", id + "-ratio");
+  const bool marks = c.tolerance_pct > 0;
+  out += "<table><tr><th>size (bytes)</th><th class=\"l\">side</th><th>measured (us)</th><th>predicted (us)</th><th>error "
+         "(%)</th><th>measured busbw (GB/s)</th><th>predicted busbw (GB/s)</th><th class=\"l\">predicted as</th>" +
+         std::string(marks ? "<th class=\"l\">within " + xml_escape(strprintf("%g%%", c.tolerance_pct)) + "</th>" : "") +
+         "</tr>\n";
   for (const auto& p : c.points)
-    out += "<tr>" + cell(strprintf("%.0f", p.size_bytes)) + cell(g4(p.measured_time_us)) + cell(g4(p.predicted_time_us)) +
-           cell(p.predicted_time_us > 0 ? strprintf("%.3f", p.measured_time_us / p.predicted_time_us) : "-") +
-           cell(p.label, true) + "</tr>\n";
+    out += "<tr>" + cell(strprintf("%.0f", p.size_bytes)) + cell(p.latency_side ? "latency" : "bandwidth", true) +
+           cell(g4(p.measured_time_us)) + cell(g4(p.predicted_time_us)) +
+           cell(p.predicted_time_us > 0 ? strprintf("%+.1f", 100 * (p.measured_time_us / p.predicted_time_us - 1)) : "-") +
+           cell(g4(p.measured_busbw_GBps)) + cell(g4(p.predicted_busbw_GBps)) + cell(p.label, true) +
+           (marks ? cell(p.within ? "ok" : "OUT", true) : "") + "</tr>\n";
   out += "</table>\n<h3>Likely causes</h3>\n";
   if (c.causes.empty()) out += "<p>None: the prediction matches within the tolerance.</p>\n";
   for (const auto& cause : c.causes)

@@ -48,6 +48,26 @@ ChartModel run_chart_model(const Scenario& scenario, const std::vector<VariantRe
   m.facts.push_back("ccsim " + std::string(CCSIM_VERSION) + " prediction, not a measurement");
   for (std::size_t wi = 0; wi < scenario.workloads.size(); ++wi) {
     const ScenarioWorkload& w = scenario.workloads[wi];
+    if (w.kind == "validate") {
+      for (const VariantResult& v : done) {
+        const ScenarioWorkloadResult& r = v.workloads.at(wi);
+        Comparison c;
+        c.title = w.name + (done.size() > 1 || v.name != "base" ? " on " + v.name : "") + ": " +
+                  (r.pass ? "PASS" : "FAIL");
+        c.notes = r.notes;
+        c.tolerance_pct = r.tolerance_pct;
+        c.knee_bytes = r.knee_bytes;
+        for (const RunRow& row : r.rows)
+          c.points.push_back({static_cast<double>(row.size_bytes), row.measured_busbw_GBps, row.busbw_GBps,
+                              row.measured_time_us, row.time_us, label_of(row), row.within_tolerance == 1,
+                              row.side == "latency"});
+        for (const RunCause& cause : r.causes)
+          c.causes.push_back({cause.title + (cause.informational ? " (informational)" : "") + " [" + cause.id + "]",
+                              "Evidence: " + cause.evidence, cause.next});
+        m.comparisons.push_back(std::move(c));
+      }
+      continue;
+    }
     if (w.kind == "straggler") {
       for (const VariantResult& v : done) {
         const ScenarioWorkloadResult& r = v.workloads.at(wi);

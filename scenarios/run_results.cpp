@@ -12,6 +12,8 @@
 #include "scenarios/nccl_tests_table.h"
 #include "scenarios/predict.h"
 #include "scenarios/straggler.h"
+#include "scenarios/validate.h"
+#include "scenarios/validate_debug.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -134,6 +136,62 @@ ScenarioWorkloadResult run_straggler(const Topology& topo, const ScenarioWorkloa
   return out;
 }
 
+// A validate workload: `ccsim validate` of the workload's log on this variant's hardware. Rows are
+// the prediction at the log's sizes with the measurement beside it.
+ScenarioWorkloadResult run_validate(const Scenario& scenario, const nlohmann::json& spec, const ScenarioWorkload& w,
+                                    const Calibration* calibration, const StepTiming& calibrated_timing,
+                                    const VariantRunOptions& options) {
+  ValidateOptions opts;
+  opts.tolerance_pct = w.tolerance_pct;
+  opts.model = w.model == "engine" ? PredictModel::Engine : PredictModel::ClosedForm;
+  opts.engine.parallel_jobs = options.engine_jobs;
+  opts.overrides.ranks = w.ranks;
+  opts.nodes_given = scenario.nodes_given;
+  opts.calibration = calibration;
+  opts.calibrated_timing = calibrated_timing;
+  const DebugFacts debug = w.nccl_debug_file.empty() ? DebugFacts{} : read_debug_facts(w.nccl_debug_file);
+  const ValidationReport report = validate_logs({w.log_file}, spec, scenario.topology_source, opts, debug);
+  const ValidatedRun& run = report.runs.at(0);  // a log with several runs: the first (the report notes it)
+
+  ScenarioWorkloadResult out;
+  out.workload = w.name;
+  out.collective = run.log.collective;
+  out.kind = w.kind;
+  out.knee_bytes = run.knee_bytes;
+  out.log_file = w.log_file;
+  out.tolerance_pct = w.tolerance_pct;
+  out.pass = run.pass;
+  const LogFacts& f = run.log;
+  out.notes.push_back("log: " + f.file + ": " + f.collective + " [" + f.collective_source + "], " + std::to_string(f.ranks) +
+                      " ranks [" + f.ranks_source + "], " + std::to_string(f.processes) + " process(es) x " +
+                      std::to_string(f.gpus_per_process) + " GPU(s)");
+  if (report.runs.size() > 1)
+    out.notes.push_back("the log holds " + std::to_string(report.runs.size()) + " runs; the first is validated here");
+  for (const auto& n : f.notes) out.notes.push_back("note: " + n);
+  for (const SideVerdict* v : {&run.latency, &run.bandwidth})
+    out.notes.push_back(v->side + " side: " + std::to_string(v->within) + " of " + std::to_string(v->sizes) +
+                        " size(s) within " + strprintf("%g%%", w.tolerance_pct) + ", median error " +
+                        strprintf("%+.1f%%", 100 * v->median_error) + ": " + to_string(v->verdict));
+  for (const ValidatedSize& v : run.sizes) {
+    RunRow row;
+    row.size_bytes = v.size_bytes;
+    row.time_us = v.predicted_time_us;
+    row.busbw_GBps = v.predicted_busbw_GBps;
+    row.algbw_GBps = v.predicted_time_us > 0 ? static_cast<double>(v.size_bytes) / 1e3 / v.predicted_time_us : 0.0;
+    row.algorithm = v.nccl_algorithm;
+    row.protocol = v.nccl_protocol;
+    row.predicted_as = v.predicted;
+    row.by_engine = opts.model == PredictModel::Engine;
+    row.measured_time_us = v.measured_time_us;
+    row.measured_busbw_GBps = v.measured_busbw_GBps;
+    row.within_tolerance = v.within_tolerance ? 1 : 0;
+    row.side = v.latency_side ? "latency" : "bandwidth";
+    out.rows.push_back(row);
+  }
+  for (const LikelyCause& c : run.causes) out.causes.push_back({c.id, c.title, c.evidence, c.next, c.informational});
+  return out;
+}
+
 nlohmann::json row_to_json(const RunRow& r) {
   auto optional = [](double v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
   return {{"size_bytes", r.size_bytes},
@@ -147,7 +205,13 @@ nlohmann::json row_to_json(const RunRow& r) {
           {"busiest_link", r.busiest_link},
           {"busiest_link_class", r.busiest_link_class},
           {"busiest_link_utilization", optional(r.busiest_link_utilization)},
-          {"latency_share", optional(r.latency_share)}};
+          {"latency_share", optional(r.latency_share)},
+          {"measured_time_us", optional(r.measured_time_us)},
+          {"measured_busbw_GBps", optional(r.measured_busbw_GBps)},
+          {"error_pct", r.measured_time_us < 0 || !(r.time_us > 0) ? nlohmann::json(nullptr)
+                                                                   : nlohmann::json(100 * (r.measured_time_us / r.time_us - 1))},
+          {"within_tolerance", r.within_tolerance < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.within_tolerance == 1)},
+          {"side", r.side}};
 }
 
 RunRow row_from_json(const nlohmann::json& j) {
@@ -165,6 +229,10 @@ RunRow row_from_json(const nlohmann::json& j) {
   r.busiest_link_class = j.at("busiest_link_class").get<std::string>();
   r.busiest_link_utilization = optional("busiest_link_utilization");
   r.latency_share = optional("latency_share");
+  r.measured_time_us = optional("measured_time_us");
+  r.measured_busbw_GBps = optional("measured_busbw_GBps");
+  r.within_tolerance = j.at("within_tolerance").is_null() ? -1 : j.at("within_tolerance").get<bool>() ? 1 : 0;
+  r.side = j.at("side").get<std::string>();
   return r;
 }
 
@@ -201,6 +269,9 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
     const std::string where = scenario.file + ": /workloads/" + std::to_string(i);
     if (w.kind == "straggler")
       out.workloads.push_back(run_straggler(topo, w, where, options));
+    else if (w.kind == "validate")
+      out.workloads.push_back(run_validate(scenario, spec, w, scenario.calibration_file.empty() ? nullptr : &calibration,
+                                           calibrated_timing, options));
     else
       out.workloads.push_back(run_sweep(topo, w, scenario.calibration_file.empty() ? nullptr : &calibration,
                                         calibrated_timing, where, options));
@@ -223,6 +294,17 @@ nlohmann::json variant_result_to_json(const VariantResult& v) {
       wj["per_rank_time_us"] = w.per_rank_us;
       wj["baseline_per_rank_time_us"] = w.baseline_per_rank_us;
       wj["shortest_rank"] = w.shortest_rank;
+    }
+    if (w.kind == "validate") {
+      nlohmann::json causes = nlohmann::json::array();
+      for (const RunCause& c : w.causes)
+        causes.push_back({{"id", c.id}, {"title", c.title}, {"evidence", c.evidence}, {"next", c.next},
+                          {"informational", c.informational}});
+      wj["log"] = w.log_file;
+      wj["tolerance_pct"] = w.tolerance_pct;
+      wj["pass"] = w.pass;
+      wj["notes"] = w.notes;
+      wj["causes"] = causes;
     }
     workloads.push_back(std::move(wj));
   }
@@ -248,6 +330,15 @@ VariantResult variant_result_from_json(const nlohmann::json& j) {
       w.per_rank_us = wj.at("per_rank_time_us").get<std::vector<double>>();
       w.baseline_per_rank_us = wj.at("baseline_per_rank_time_us").get<std::vector<double>>();
       w.shortest_rank = wj.at("shortest_rank").get<int>();
+    }
+    if (w.kind == "validate") {
+      w.log_file = wj.at("log").get<std::string>();
+      w.tolerance_pct = wj.at("tolerance_pct").get<double>();
+      w.pass = wj.at("pass").get<bool>();
+      w.notes = wj.at("notes").get<std::vector<std::string>>();
+      for (const auto& c : wj.at("causes"))
+        w.causes.push_back({c.at("id").get<std::string>(), c.at("title").get<std::string>(), c.at("evidence").get<std::string>(),
+                            c.at("next").get<std::string>(), c.at("informational").get<bool>()});
     }
     v.workloads.push_back(std::move(w));
   }
@@ -280,7 +371,8 @@ std::string format_run_results_json(const Scenario& scenario, const std::vector<
 std::string format_run_results_csv(const std::vector<VariantResult>& done) {
   std::string out =
       "variant,workload,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,predicted_as,model,"
-      "busiest_link,busiest_link_class,busiest_link_utilization,latency_share\n";
+      "busiest_link,busiest_link_class,busiest_link_utilization,latency_share,measured_time_us,measured_busbw_GBps,error_pct,"
+      "within_tolerance,side\n";
   auto optional = [](double v) { return v < 0 ? std::string() : number_text(v); };
   for (const VariantResult& v : done)
     for (const ScenarioWorkloadResult& w : v.workloads)
@@ -290,7 +382,9 @@ std::string format_run_results_csv(const std::vector<VariantResult>& done) {
                csv_field(r.algorithm) + "," + csv_field(r.protocol) + "," + csv_field(r.predicted_as) + "," +
                (r.by_engine ? "engine" : "closed-form") + "," + csv_field(r.busiest_link) + "," +
                csv_field(r.busiest_link_class) + "," + optional(r.busiest_link_utilization) + "," +
-               optional(r.latency_share) + "\n";
+               optional(r.latency_share) + "," + optional(r.measured_time_us) + "," + optional(r.measured_busbw_GBps) + "," +
+               (r.measured_time_us < 0 || !(r.time_us > 0) ? std::string() : number_text(100 * (r.measured_time_us / r.time_us - 1))) +
+               "," + (r.within_tolerance < 0 ? std::string() : r.within_tolerance == 1 ? "true" : "false") + "," + r.side + "\n";
   return out;
 }
 

@@ -28,6 +28,17 @@ struct RunRow {
   // NCCL's cost model of the predicted (algorithm, protocol): latency / (latency + bytes / bandwidth);
   // -1 where NCCL has no cost model (P2P collectives, vLLM's custom all-reduce).
   double latency_share = -1;
+  // validate workloads only (-1 / empty elsewhere): the log's time and busbw at this size, whether the
+  // prediction is within the workload's tolerance (1) or not (0), and the side of the knee S*.
+  double measured_time_us = -1, measured_busbw_GBps = -1;
+  int within_tolerance = -1;
+  std::string side;  // "latency" | "bandwidth"
+};
+
+// A validate workload's likely cause of a large error (scenarios/validate_causes.h).
+struct RunCause {
+  std::string id, title, evidence, next;
+  bool informational = false;
 };
 
 // Per link class, the busiest link direction of the class at the workload's largest engine size.
@@ -38,7 +49,7 @@ struct LinkClassUse {
 };
 
 struct ScenarioWorkloadResult {
-  std::string workload, collective, kind;  // kind: "sweep" | "straggler"
+  std::string workload, collective, kind;  // kind: "sweep" | "straggler" | "validate"
   double knee_bytes = 0;                   // ring S* = n alpha beta (predict's)
   std::vector<RunRow> rows;
   std::vector<LinkClassUse> link_classes;
@@ -47,6 +58,13 @@ struct ScenarioWorkloadResult {
   double delay_us = 0;
   std::vector<double> per_rank_us, baseline_per_rank_us;
   int shortest_rank = -1;  // the rank named late: the one whose collective was shortest
+  // validate only: the log, the tolerance, every size within it, the facts and side verdicts as
+  // lines, and the likely causes.
+  std::string log_file;
+  double tolerance_pct = 0;
+  bool pass = false;
+  std::vector<std::string> notes;
+  std::vector<RunCause> causes;
 };
 
 struct VariantResult {
@@ -72,7 +90,8 @@ VariantResult variant_result_from_json(const nlohmann::json& j);
 // after Ctrl-C); `complete` says whether every variant finished.
 std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete);
 // Header: variant,workload,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,
-// predicted_as,model,busiest_link,busiest_link_class,busiest_link_utilization,latency_share
+// predicted_as,model,busiest_link,busiest_link_class,busiest_link_utilization,latency_share,
+// measured_time_us,measured_busbw_GBps,error_pct,within_tolerance,side
 std::string format_run_results_csv(const std::vector<VariantResult>& done);
 
 }  // namespace ccsim

@@ -1,5 +1,6 @@
 #include "scenarios/scenario.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "common/json_input.h"
 #include "common/units.h"
 #include "calibrate/nccl_tests_log.h"
+#include "scenarios/validate_log.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -93,14 +95,60 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
   return base_dir + path;
 }
 
-ScenarioWorkload parse_workload(const Node& w) {
+// A validate workload: the log is read now, so that a missing, truncated or ambiguous log fails
+// before anything runs, and the collective comes from the log (never from its file name).
+void parse_validate_workload(const Node& w, const std::string& base_dir, ScenarioWorkload& out) {
+  if (!w.has("log")) w.fail("missing 'log' (the measured nccl-tests log, relative to the scenario file)");
+  out.log_file = std::filesystem::path(resolve(base_dir, w.at("log").string())).lexically_normal().string();
+  if (w.has("nccl_debug")) out.nccl_debug_file = resolve(base_dir, w.at("nccl_debug").string());
+  if (w.has("tolerance_pct")) {
+    out.tolerance_pct = w.at("tolerance_pct").number();
+    if (!(out.tolerance_pct > 0)) w.at("tolerance_pct").fail("must be a percentage above 0");
+  }
+  if (w.has("ranks")) {
+    out.ranks = w.at("ranks").integer();
+    if (out.ranks < 1) w.at("ranks").fail("must be >= 1");
+  }
+  for (const char* key : {"sizes", "size", "late_rank", "delay_us", "algo", "proto", "datatype"})
+    if (w.has(key)) w.at(key).fail(std::string("a validate workload takes '") + key + "' from its log");
+  LogOverrides overrides;
+  overrides.collective = out.collective;
+  overrides.ranks = out.ranks;
+  overrides.gpus_per_node = 1;  // only to turn ranks into nodes; the variant's topology decides later
+  try {
+    const std::vector<NcclTestsRun> runs = parse_nccl_tests_file(out.log_file);
+    out.collective = infer_log_facts(runs.at(0), out.log_file, 0, overrides).collective;
+  } catch (const InputError& e) {
+    w.at("log").fail(e.what());
+  }
+}
+
+ScenarioWorkload parse_workload(const Node& w, const std::string& base_dir) {
   w.expect_object({"name", "kind", "collective", "sizes", "size", "algo", "proto", "model", "datatype", "late_rank",
-                   "delay_us"});
+                   "delay_us", "log", "nccl_debug", "tolerance_pct", "ranks"});
   ScenarioWorkload out;
   out.kind = w.string_or("kind", "sweep");
-  if (out.kind != "sweep" && out.kind != "straggler")
-    w.at("kind").fail("unknown kind '" + out.kind + "' (expected sweep or straggler)");
-  out.collective = w.has("collective") ? w.at("collective").string() : (w.fail("missing 'collective'"), "");
+  if (out.kind != "sweep" && out.kind != "straggler" && out.kind != "validate")
+    w.at("kind").fail("unknown kind '" + out.kind + "' (expected sweep, straggler or validate)");
+  if (out.kind != "validate")
+    for (const char* key : {"log", "nccl_debug", "tolerance_pct", "ranks"})
+      if (w.has(key)) w.at(key).fail(std::string("'") + key + "' belongs to a validate workload");
+  if (out.kind == "validate") {
+    out.collective = w.string_or("collective", "");
+  } else {
+    out.collective = w.has("collective") ? w.at("collective").string() : (w.fail("missing 'collective'"), "");
+  }
+  if (out.kind == "validate") {
+    if (!out.collective.empty() && nccl_tests_collective_from_name(out.collective) != out.collective)
+      w.at("collective").fail("unknown collective '" + out.collective + "'");
+    parse_validate_workload(w, base_dir, out);
+    out.model = w.string_or("model", "engine");
+    if (out.model != "engine" && out.model != "closed-form")
+      w.at("model").fail("unknown model '" + out.model + "' (expected engine or closed-form)");
+    const std::string file = out.log_file.substr(out.log_file.find_last_of('/') + 1);
+    out.name = w.string_or("name", "validate " + file);
+    return out;
+  }
   if (nccl_tests_collective_from_name(out.collective) != out.collective)
     w.at("collective").fail("unknown collective '" + out.collective +
                             "' (expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv)");
@@ -174,6 +222,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
     const int nodes = cluster.at("nodes").integer();
     if (nodes < 1) cluster.at("nodes").fail("must be >= 1");
     set_node_count(sc.base_spec, nodes);
+    sc.nodes_given = true;
   }
   if (cluster.has("set")) {
     const Node set = cluster.at("set");
@@ -193,11 +242,12 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   if (workloads.array_size() == 0) workloads.fail("needs at least one workload");
   std::set<std::string> names;
   for (std::size_t i = 0; i < workloads.array_size(); ++i) {
-    ScenarioWorkload w = parse_workload(workloads.at(i));
+    ScenarioWorkload w = parse_workload(workloads.at(i), base_dir);
     if (!names.insert(w.name).second) workloads.at(i).fail("duplicate workload name '" + w.name + "'");
     if (!sc.calibration_file.empty() && w.collective != "all_reduce" && w.collective != "all_gather" &&
         w.collective != "reduce_scatter")
-      workloads.at(i).at("collective").fail("a calibration describes ring all_reduce / all_gather / reduce_scatter");
+      (workloads.at(i).has("collective") ? workloads.at(i).at("collective") : workloads.at(i))
+          .fail("a calibration describes ring all_reduce / all_gather / reduce_scatter, not " + w.collective);
     sc.workloads.push_back(std::move(w));
   }
 

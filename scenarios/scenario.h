@@ -13,10 +13,11 @@ namespace ccsim {
 
 constexpr const char* kScenarioFormat = "ccsim-scenario/1";
 
-// One collective sweep (kind "sweep") or one straggler experiment (kind "straggler").
+// One collective sweep (kind "sweep"), one straggler experiment (kind "straggler") or one measured
+// nccl-tests log validated against the prediction (kind "validate", as `ccsim validate`).
 struct ScenarioWorkload {
   std::string name;                   // unique within the scenario; defaults to the collective
-  std::string kind = "sweep";         // "sweep" | "straggler"
+  std::string kind = "sweep";         // "sweep" | "straggler" | "validate"
   std::string collective = "all_reduce";
   std::uint64_t min_bytes = 0, max_bytes = 0;  // sweep: nccl-tests -b / -e
   double step_factor = 2;             // sweep: nccl-tests -f (> 1)
@@ -26,6 +27,11 @@ struct ScenarioWorkload {
   // straggler: one collective of `min_bytes` (= max_bytes) where `late_rank` starts `delay_us` late.
   int late_rank = 0;
   double delay_us = 0;
+  // validate: the measured log (resolved against the scenario file), an optional NCCL_DEBUG=INFO log
+  // of the same run, the tolerance, and what the log cannot say (as validate's --collective / --ranks).
+  std::string log_file, nccl_debug_file;
+  double tolerance_pct = 20;
+  int ranks = 0;
 };
 
 // One point of the what-if space: a name and the overrides applied on top of the base cluster.
@@ -38,6 +44,7 @@ struct Scenario {
   std::string file;                    // where it was read from, for messages
   std::string name, description;
   nlohmann::json base_spec;            // the topology specification with nodes and base overrides applied
+  bool nodes_given = false;            // cluster.nodes was given (validate: it wins over the log's hosts)
   std::string topology_source;         // preset name or file, for build_topology messages
   std::string calibration_file;        // empty: none (resolved relative to the scenario file)
   std::vector<ScenarioWorkload> workloads;

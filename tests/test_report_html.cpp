@@ -66,6 +66,22 @@ TEST(ReportHtml, RunReportDrawsEveryChartInChromium) {
   EXPECT_EQ(::access((build_dir() + "/report_html_test.png").c_str(), F_OK), 0);
 }
 
+TEST(ReportHtml, ValidateReportDrawsMeasuredAgainstPredictedInChromium) {
+  if (chromium_binary().empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; scripts/setup.sh does)";
+  const std::string dir = fresh_dir("validate-html");
+  const CommandResult r = ccsim("validate " + std::string(CCSIM_SOURCE_DIR) +
+                                    "/tests/data/nccl-tests/a100x8-1node-allreduce.txt --topology hgx-a100 -o " + dir +
+                                    "/report.html",
+                                dir);
+  ASSERT_EQ(r.code, 1) << r.err;  // the latency side is far from the prediction (one process drives 8 GPUs)
+  const std::string html = slurp(dir + "/report.html");
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  // busbw measured against predicted and the gap per size; the causes and the per-size table as text.
+  EXPECT_NE(html.find("[single-process-multi-gpu]"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"l\">OUT</td>"), std::string::npos);
+  EXPECT_EQ(self_check(dir + "/report.html", build_dir() + "/validate_html_test.png", dir), "ccsim-selfcheck: ok charts=2");
+}
+
 TEST(ReportHtml, SelfCheckFailsOnAnEmptyChart) {
   if (chromium_binary().empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; scripts/setup.sh does)";
   const std::string dir = fresh_dir("empty");
