@@ -56,7 +56,8 @@ json minimal_spec() {
 
 TEST(Presets, AllPresetsEmbeddedAndBuild) {
   const auto names = known_presets();
-  EXPECT_EQ(names, (std::vector<std::string>{"dgx-h100", "hgx-a100", "pcie-gen4-8gpu"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"azure-nd-h100-v5", "dgx-b200", "dgx-h100", "dgx-h200", "hgx-a100", "hgx-h800",
+                                              "pcie-gen4-8gpu"}));
   for (const auto& n : names) {
     for (int nodes : {1, 3}) {
       const Topology t = make(n, {}, nodes);
@@ -66,6 +67,30 @@ TEST(Presets, AllPresetsEmbeddedAndBuild) {
       EXPECT_EQ(t.name, n);
       EXPECT_FALSE(t.spec.at("description").get<std::string>().empty());
     }
+  }
+}
+
+// The presets derived from DGX H100 differ from it only where their sources say so.
+TEST(Presets, CurrentClusterFacts) {
+  VertexId nvsw;
+  // H800: 8 NVLink4 links, 8 x 25 = 200 GB/s per direction nominal (NVIDIA: 400 GB/s bidirectional),
+  // at NCCL's SM90 achievable 20.6 per link: 164.8 GB/s (DeepSeek and DeepEP measure about 160).
+  const Topology h800 = make("hgx-h800", {}, 1);
+  ASSERT_TRUE(h800.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &nvsw));
+  EXPECT_DOUBLE_EQ(link_bw(h800, h800.gpu(0), nvsw), 8 * 20.6e9);
+  EXPECT_DOUBLE_EQ(h800.network.nic_bandwidth_Bps, 50e9);
+  // B200: NVLink5, 18 links x 50 GB/s = 900 GB/s per direction (NVIDIA: 1.8 TB/s bidirectional); Blackwell.
+  const Topology b200 = make("dgx-b200", {}, 1);
+  EXPECT_EQ(b200.gpu_arch, "sm100");
+  EXPECT_TRUE(b200.nvls_capable);
+  EXPECT_EQ(b200.nics_per_node(), 8);
+  // H200 and Azure ND H100 v5 move data exactly as DGX H100 does: the same prediction.
+  for (const char* p : {"dgx-h200", "azure-nd-h100-v5"}) {
+    const Topology t = make(p, {}, 1), h100 = make("dgx-h100", {}, 1);
+    ASSERT_TRUE(t.find_vertex(VertexKind::NvSwitch, 0, 0, -1, &nvsw));
+    EXPECT_DOUBLE_EQ(link_bw(t, t.gpu(0), nvsw), 450e9 * (20.6 / 25.0)) << p;
+    EXPECT_EQ(t.nics_per_node(), 8) << p;
+    EXPECT_DOUBLE_EQ(t.network.nic_bandwidth_Bps, 50e9) << p;
   }
 }
 
@@ -214,9 +239,9 @@ TEST(SpecErrors, NodeCount) {
 }
 
 TEST(SpecErrors, UnknownPresetAndMissingFile) {
-  const std::string m = error_of([] { load_topology_spec("dgx-h200"); });
-  EXPECT_NE(m.find("dgx-h200"), std::string::npos) << m;
-  EXPECT_NE(m.find("dgx-h100, hgx-a100, pcie-gen4-8gpu"), std::string::npos) << m;
+  const std::string m = error_of([] { load_topology_spec("dgx-h300"); });
+  EXPECT_NE(m.find("dgx-h300"), std::string::npos) << m;
+  EXPECT_NE(m.find("dgx-h100, dgx-h200, hgx-a100, hgx-h800, pcie-gen4-8gpu"), std::string::npos) << m;
   const std::string m2 = error_of([] { load_topology_spec("/nonexistent/dir/my-cluster.json"); });
   EXPECT_NE(m2.find("/nonexistent/dir/my-cluster.json"), std::string::npos) << m2;
   EXPECT_NE(m2.find("cannot open"), std::string::npos) << m2;
