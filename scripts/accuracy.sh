@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Validates every real nccl-tests log under tests/data/nccl-tests against ccsim's prediction from a
+# preset and --set flags that describe the log's hardware as its source states it (nothing fitted to
+# the log), and prints the table of docs/accuracy.md: per log the median error of the latency side
+# and of the bandwidth side (measured time / predicted time - 1). Usage: bash scripts/accuracy.sh [CCSIM]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ccsim=${1:-./build/ccsim}
+d=tests/data/nccl-tests
+
+# log | hardware flags (what the log's source says about the machine)
+cases=(
+  "a100x8-1node-allreduce.txt|--topology hgx-a100"
+  "h100x16-2node-ndr-allreduce.txt|--topology dgx-h100"
+  "rtx2080ti-x2-pcie-noP2P-allreduce.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "nccltests_alltoall_1.txt|--topology dgx-h100"
+  "nccltests_all_gather_2.txt|--topology hgx-a100"
+  "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=roce"
+  "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology hgx-a100 --set node.nic.count=16 --set node.nic.Gbps=100 --set node.nic.transport=roce"
+  "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology dgx-h100 --set node.nic.count=4 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
+  "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology dgx-h100 --set node.nic.count=4 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
+  "gcp-a3mega-2node-tcpxo-allgather-dstack.txt|--topology dgx-h100 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
+  "gcp-a3mega-2node-allreduce-8B-8G.txt|--topology dgx-h100 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
+  "gcp-a4-b200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-b200 --set node.nic.transport=roce"
+  "dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.links_per_gpu=0 --set node.pcie.p2p=none"
+  "rtx4090-x2-pcie-allreduce-g2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "rtx4090-x4-pcie-allreduce-g4.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.nic.count=0 --set node.pcie.p2p=none"
+)
+
+echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
+echo "|---|---|---|---|---|---|"
+for c in "${cases[@]}"; do
+  log=${c%%|*}
+  flags=${c#*|}
+  tmp=$(mktemp)
+  # shellcheck disable=SC2086
+  "$ccsim" validate "$d/$log" $flags --format json >"$tmp" 2>"$tmp.err"
+  rc=$?
+  if [ $rc -eq 2 ]; then
+    echo "| $log | \`$flags\` | not described: $(sed 's/^ccsim: error: //' "$tmp.err" | head -1) | | | |"
+  else
+    python3 - "$log" "$flags" "$tmp" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[3]))
+run = r["runs"][0]
+def side(s):
+    return "%d, %+.0f%%" % (s["sizes"], 100 * s["median_error"]) if s["sizes"] else "none"
+causes = ", ".join(c["id"] for c in run.get("causes", []))
+print("| %s | `%s` | %s, %d | %s | %s | %s |" % (sys.argv[1], sys.argv[2], run["log"]["collective"], run["log"]["ranks"],
+      side(run["latency"]), side(run["bandwidth"]), causes))
+PY
+  fi
+  rm -f "$tmp" "$tmp.err"
+done
