@@ -3,7 +3,6 @@
 // share a base, each written with the same keys as the flags (so one set of rules and error messages).
 #include <algorithm>
 #include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -218,10 +217,7 @@ int run_moe(const std::vector<std::string>& argv) {
   }
   if (format == "json") text = (runs.size() == 1 && runs[0].name.empty() ? all[0].dump(2) : all.dump(2)) + "\n";
   if (args.has("matrix")) write_file_atomically(args.get("matrix"), matrix);
-  if (args.has("output"))
-    write_file_atomically(args.get("output"), text);
-  else
-    std::cout << text << std::flush;
+  write_output(args.get("output", ""), text);
   return 0;
 }
 

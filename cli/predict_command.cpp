@@ -144,10 +144,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   const std::string text = format == "table" ? render_prediction_table(report)
                            : format == "json" ? render_prediction_json(report)
                                               : render_prediction_csv(report);
-  if (args.has("output"))
-    write_file_atomically(args.get("output"), text);
-  else
-    std::cout << text << std::flush;
+  write_output(args.get("output", ""), text);
   return 0;
 }
 

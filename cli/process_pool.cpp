@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "common/error.h"
-#include "common/fd_write.h"
+#include "common/child_result.h"
 
 namespace ccsim {
 
 namespace {
 
-// Message framing as in sim/isolated_run.cpp: a status byte ('O' ok, 'I' input error, 'E' other) and the payload.
+// Message framing: common/child_result.h (a status byte, then the payload).
 
 struct Running {
   std::size_t index = 0;
@@ -38,21 +38,7 @@ Running start(std::size_t index, const std::function<std::string(std::size_t)>& 
     ::setpgid(0, 0);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
-    char status = 'O';
-    std::string payload;
-    try {
-      payload = job(index);
-    } catch (const InputError& e) {
-      status = 'I';
-      payload = e.what();
-    } catch (const std::exception& e) {
-      status = 'E';
-      payload = e.what();
-    }
-    write_all_fd(fds[1], &status, 1);
-    write_all_fd(fds[1], payload.data(), payload.size());
-    ::close(fds[1]);
-    ::_exit(0);  // skip static destructors (SimGrid's teardown)
+    finish_child_with(fds[1], [&] { return job(index); });
   }
   ::setpgid(pid, pid);  // also here: no race with a stop before the child ran setpgid itself
   ::close(fds[1]);

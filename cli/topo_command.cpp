@@ -33,10 +33,7 @@ int run_import(const ParsedArgs& args) {
   apply_topology_args(args, spec);
   build_topology(spec, source);  // the imported spec must build: fail here, not in a later predict
   const std::string text = spec.dump(2) + "\n";
-  if (args.has("output"))
-    write_file_atomically(args.get("output"), text);
-  else
-    std::cout << text << std::flush;
+  write_output(args.get("output", ""), text);
   return 0;
 }
 

@@ -2,7 +2,6 @@
 //  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]`:
 // a measured nccl-tests log against ccsim's prediction. Exit 0: every size within the tolerance;
 // 1: some size outside it; 2: bad input (docs/validate.md).
-#include <iostream>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -90,10 +89,7 @@ int run_validate(const std::vector<std::string>& argv) {
                            : format == "csv"  ? render_validation_csv(report)
                            : format == "html" ? render_validation_html(report)
                                               : render_validation_text(report);
-  if (!output.empty())
-    write_file_atomically(output, text);
-  else
-    std::cout << text << std::flush;
+  write_output(output, text);
   return report.pass ? 0 : 1;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 #include <vector>
 
 #include "common/error.h"
@@ -84,6 +85,13 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     ::unlink(tmp.c_str());
     throw InputError(path, "cannot move the written file into place (" + e + ")");
   }
+}
+
+void write_output(const std::string& path, const std::string& content) {
+  if (path.empty())
+    std::cout << content << std::flush;
+  else
+    write_file_atomically(path, content);
 }
 
 }  // namespace ccsim

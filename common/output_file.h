@@ -13,4 +13,8 @@ namespace ccsim {
 
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// A command's result: to `path` as above, or to stdout when `path` is empty (write errors on stdout
+// are reported when the command ends: cli/main.cpp).
+void write_output(const std::string& path, const std::string& content);
+
 }  // namespace ccsim

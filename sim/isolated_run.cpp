@@ -10,13 +10,13 @@
 #include <stdexcept>
 
 #include "common/error.h"
-#include "common/fd_write.h"
+#include "common/child_result.h"
 
 namespace ccsim {
 
 namespace {
 
-// Message framing: one status byte ('O' ok, 'I' input error, 'E' other error) then the payload.
+// Message framing: common/child_result.h (a status byte, then the payload).
 
 struct Child {
   pid_t pid = -1;
@@ -66,21 +66,7 @@ Child start(const std::function<std::string()>& job) {
   if (pid == 0) {
     ::close(fds[0]);
     if (err) ::dup2(::fileno(err), 2);
-    char status = 'O';
-    std::string payload;
-    try {
-      payload = job();
-    } catch (const InputError& e) {
-      status = 'I';
-      payload = e.what();
-    } catch (const std::exception& e) {
-      status = 'E';
-      payload = e.what();
-    }
-    write_all_fd(fds[1], &status, 1);
-    write_all_fd(fds[1], payload.data(), payload.size());
-    ::close(fds[1]);
-    ::_exit(0);  // skip static destructors: SimGrid's teardown is not needed
+    finish_child_with(fds[1], job);
   }
   ::close(fds[1]);
   return Child{pid, fds[0], err};
