@@ -13,6 +13,7 @@ int run_explain(const std::vector<std::string>& args);
 int run_moe(const std::vector<std::string>& args);
 int run_validate(const std::vector<std::string>& args);
 int run_scenario_command(const std::vector<std::string>& args);  // ccsim run
+int run_merge(const std::vector<std::string>& args);             // ccsim merge
 void print_help();
 
 }  // namespace ccsim

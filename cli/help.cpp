@@ -49,8 +49,10 @@ Usage:
             [--dispatch-dtype fp8|bf16] [--combine-dtype fp8|bf16] [--pure-rdma] [--expert-compute-us US]
             [--format table|json|csv] [--output FILE] [--matrix FILE]      (one MoE layer, docs/moe.md)
   ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
-  ccsim run SCENARIO.json -o DIR [--jobs N] [-q]   (what-if matrix: DIR/results.json, results.csv, report.html;
-                                                   sweeps, stragglers and measured logs to validate; docs/scenarios.md)
+  ccsim run SCENARIO.json -o DIR [--jobs N] [--shard K/N] [-q]   (what-if matrix: DIR/results.json, results.csv,
+                                                   report.html; sweeps, stragglers and measured logs to validate;
+                                                   --shard: the K-th of N parts, docs/scenarios.md, docs/cluster.md)
+  ccsim merge DIR... -o OUT [--scenario FILE]      (shards' folders into one result, byte-identical to one run)
   ccsim help | --version
 
 Collectives (C): )" << collectives_line() << R"(.

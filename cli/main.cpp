@@ -37,6 +37,7 @@ int dispatch(const std::vector<std::string>& args) {
     if (command == "moe") return ccsim::run_moe(rest);
     if (command == "validate") return ccsim::run_validate(rest);
     if (command == "run") return ccsim::run_scenario_command(rest);
+    if (command == "merge") return ccsim::run_merge(rest);
     const std::string alias = ccsim::nccl_tests_collective_from_name(command);
     if (!alias.empty() && command.size() > 5 && command.substr(command.size() - 5) == "_perf")
       return ccsim::run_predict(rest, alias);

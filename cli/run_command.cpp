@@ -1,8 +1,8 @@
-// `ccsim run SCENARIO.json -o DIR [--jobs N]`: evaluates every variant of a scenario (one child
-// process per variant, N at a time) and writes DIR/results.json, DIR/results.csv and
-// DIR/report.html. Ctrl-C stops the running variants and writes the finished ones (the files say
-// the run is incomplete); every file is written whole or not at all.
-#include <sys/stat.h>
+// `ccsim run SCENARIO.json -o DIR [--jobs N] [--shard K/N]`: evaluates every variant of a scenario
+// (or the K-th of N disjoint parts of them: one task of a cluster job array, combined afterwards by
+// `ccsim merge`), one child process per variant, N at a time, and writes DIR/results.json,
+// DIR/results.csv and DIR/report.html. Ctrl-C stops the running variants and writes the finished
+// ones (the files say the run is incomplete); every file is written whole or not at all.
 #include <unistd.h>
 
 #include <chrono>
@@ -17,11 +17,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/process_pool.h"
+#include "cli/run_outputs.h"
 #include "common/error.h"
-#include "common/output_file.h"
 #include "common/text.h"
-#include "report/html_page.h"
-#include "report/run_chart.h"
 #include "scenarios/run_results.h"
 #include "scenarios/scenario.h"
 
@@ -88,26 +86,12 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-void ensure_directory(const std::string& dir) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) throw InputError("-o", "'" + dir + "' exists and is not a directory");
-    return;
-  }
-  if (::mkdir(dir.c_str(), 0777) != 0) throw InputError("-o", "cannot create directory '" + dir + "'");
-}
-
-void write_outputs(const std::string& dir, const Scenario& sc, const std::vector<VariantResult>& done, bool complete) {
-  write_file_atomically(dir + "/results.json", format_run_results_json(sc, done, complete));
-  write_file_atomically(dir + "/results.csv", format_run_results_csv(done));
-  write_file_atomically(dir + "/report.html", render_report_html(run_chart_model(sc, done, complete)));
-}
-
 }  // namespace
 
 int run_scenario_command(const std::vector<std::string>& argv) {
   const ParsedArgs args = parse_args(argv, {{"o", "output", true, false},
                                             {"", "jobs", true, false},
+                                            {"", "shard", true, false},
                                             {"q", "quiet", false, false},
                                             {"h", "help", false, false}});
   if (args.has("help")) {
@@ -119,15 +103,20 @@ int run_scenario_command(const std::vector<std::string>& argv) {
   if (!args.has("output")) throw InputError("command line", "missing -o DIR (where results.json, results.csv and report.html go)");
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int jobs = parse_int_arg(args, "jobs", static_cast<int>(cores), 1);
+  const Shard shard = args.has("shard") ? parse_shard(args.get("shard")) : Shard{};
   const Scenario sc = load_scenario(args.positional().front());
   const std::string dir = args.get("output");
-  ensure_directory(dir);
+  ensure_output_directory(dir);
+  std::vector<std::size_t> mine;  // the scenario's variants this run evaluates
+  for (std::size_t i = 0; i < sc.variants.size(); ++i)
+    if (shard.holds(i)) mine.push_back(i);
 
   // --jobs processes in all: N variants side by side, each engine sweep on one process; with fewer
   // variants than jobs, the spare processes go to each variant's engine (sim/engine.h parallel_jobs).
-  const std::size_t n = sc.variants.size();
+  const std::size_t n = mine.size();
   VariantRunOptions options;
-  options.engine_jobs = std::max(1, jobs / static_cast<int>(std::min<std::size_t>(n, static_cast<std::size_t>(jobs))));
+  options.engine_jobs =
+      std::max(1, jobs / static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(n, static_cast<std::size_t>(jobs)))));
 
   std::vector<std::optional<VariantResult>> results(n);
   std::size_t finished = 0;
@@ -140,17 +129,17 @@ int run_scenario_command(const std::vector<std::string>& argv) {
     cb.done = [&](std::size_t i, const std::string& data) {
       results[i] = variant_result_from_json(nlohmann::json::parse(data));
       ++finished;
-      progress.update(finished, sc.variants[i].name);
+      progress.update(finished, sc.variants[mine[i]].name);
     };
     cb.tick = [&] { progress.update(finished, ""); };
     outcome = run_process_pool(
-        n, [&](std::size_t i) { return variant_result_to_json(run_variant(sc, i, options)).dump(); }, jobs, g_stop, cb);
+        n, [&](std::size_t i) { return variant_result_to_json(run_variant(sc, mine[i], options)).dump(); }, jobs, g_stop, cb);
   }
   std::vector<VariantResult> done;
   for (auto& r : results)
     if (r) done.push_back(std::move(*r));
   const bool complete = outcome == PoolOutcome::Finished;
-  write_outputs(dir, sc, done, complete);
+  write_run_outputs(dir, sc, done, complete, shard);
   if (!complete) {
     progress.end_line();
     std::cerr << "ccsim run: interrupted: " << done.size() << " of " << n << " variants finished; their results are in " << dir
@@ -158,8 +147,11 @@ int run_scenario_command(const std::vector<std::string>& argv) {
     return 130;
   }
   if (!args.has("quiet"))
-    std::cerr << "ccsim run: " << n << " variants x " << sc.workloads.size() << " workloads in " << duration_text(progress.elapsed_s())
-              << ": " << dir << "/results.json, results.csv, report.html\n";
+    std::cerr << "ccsim run: " << n << " variants"
+              << (shard.whole() ? "" : " (shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + " of " +
+                                           std::to_string(sc.variants.size()) + ")")
+              << " x " << sc.workloads.size() << " workloads in " << duration_text(progress.elapsed_s()) << ": " << dir
+              << "/results.json, results.csv, report.html\n";
   return 0;
 }
 

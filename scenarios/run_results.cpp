@@ -262,6 +262,7 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
   }
   const Topology topo = build_topology(spec, scenario.file + " (variant " + variant.name + ")");
   VariantResult out;
+  out.index = variant_index;
   out.name = variant.name;
   out.overrides = variant.overrides;
   for (std::size_t i = 0; i < scenario.workloads.size(); ++i) {
@@ -308,11 +309,12 @@ nlohmann::json variant_result_to_json(const VariantResult& v) {
     }
     workloads.push_back(std::move(wj));
   }
-  return {{"name", v.name}, {"overrides", v.overrides}, {"workloads", workloads}};
+  return {{"index", v.index}, {"name", v.name}, {"overrides", v.overrides}, {"workloads", workloads}};
 }
 
 VariantResult variant_result_from_json(const nlohmann::json& j) {
   VariantResult v;
+  v.index = j.at("index").get<std::size_t>();
   v.name = j.at("name").get<std::string>();
   v.overrides = j.at("overrides").get<std::vector<std::string>>();
   for (const auto& wj : j.at("workloads")) {
@@ -345,7 +347,49 @@ VariantResult variant_result_from_json(const nlohmann::json& j) {
   return v;
 }
 
-std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete) {
+Shard parse_shard(const std::string& text) {
+  Shard s;
+  const auto slash = text.find('/');
+  auto whole = [&](const std::string& part, int* out) {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoi(part);
+    return true;
+  };
+  if (slash == std::string::npos || !whole(text.substr(0, slash), &s.index) || !whole(text.substr(slash + 1), &s.count) ||
+      s.count < 1 || s.index < 1 || s.index > s.count)
+    throw InputError("--shard", "expected K/N with 1 <= K <= N (the K-th of N parts, as Slurm's "
+                                "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT), got '" + cut_for_message(text) + "'");
+  return s;
+}
+
+RunResultsFile parse_run_results_json(const std::string& text, const std::string& file) {
+  RunResultsFile out;
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file, std::string("not a ccsim run results.json: ") + e.what());
+  }
+  try {
+    if (!doc.is_object() || doc.value("format", "") != kRunResultsFormat)
+      throw InputError(file, std::string("not a ccsim run results.json (expected \"format\": \"") + kRunResultsFormat + "\")");
+    out.scenario = doc.at("scenario").get<std::string>();
+    out.scenario_file = doc.at("scenario_file").get<std::string>();
+    out.variants_total = doc.at("variants_total").get<std::size_t>();
+    out.complete = doc.at("complete").get<bool>();
+    if (doc.contains("shard")) {
+      out.shard.index = doc.at("shard").at("index").get<int>();
+      out.shard.count = doc.at("shard").at("count").get<int>();
+    }
+    for (const auto& v : doc.at("variants")) out.variants.push_back(variant_result_from_json(v));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file, std::string("malformed ccsim run results: ") + e.what());
+  }
+  return out;
+}
+
+std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete,
+                                    const Shard& shard) {
   nlohmann::json rows = nlohmann::json::array(), variants = nlohmann::json::array();
   for (const VariantResult& v : done) {
     variants.push_back(variant_result_to_json(v));
@@ -365,7 +409,9 @@ std::string format_run_results_json(const Scenario& scenario, const std::vector<
                               {"variants_done", done.size()},
                               {"rows", rows},
                               {"variants", variants}};
-  return doc.dump(2) + "\n";
+  nlohmann::json out = doc;
+  if (!shard.whole()) out["shard"] = {{"index", shard.index}, {"count", shard.count}};
+  return out.dump(2) + "\n";
 }
 
 std::string format_run_results_csv(const std::vector<VariantResult>& done) {

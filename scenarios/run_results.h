@@ -68,6 +68,7 @@ struct ScenarioWorkloadResult {
 };
 
 struct VariantResult {
+  std::size_t index = 0;  // the variant's place in the scenario (Scenario::variants): merge orders by it
   std::string name;
   std::vector<std::string> overrides;
   std::vector<ScenarioWorkloadResult> workloads;
@@ -86,9 +87,32 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
 nlohmann::json variant_result_to_json(const VariantResult& v);
 VariantResult variant_result_from_json(const nlohmann::json& j);
 
+// Which part of a scenario's variants one `ccsim run --shard K/N` evaluates: variant i belongs to
+// shard (i mod N) + 1, so that every shard gets variants from every region of the matrix (similar
+// cost) and the N shards are disjoint and cover the scenario.
+struct Shard {
+  int index = 1, count = 1;  // K, N (1 <= K <= N); 1/1: the whole scenario
+  bool holds(std::size_t variant) const { return static_cast<int>(variant % static_cast<std::size_t>(count)) == index - 1; }
+  bool whole() const { return count == 1; }
+};
+// "K/N" (InputError naming --shard otherwise).
+Shard parse_shard(const std::string& text);
+
 // The output files. `done` holds the finished variants in scenario order (a prefix or any subset
-// after Ctrl-C); `complete` says whether every variant finished.
-std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete);
+// after Ctrl-C); `complete` says whether every variant (of the shard, when sharded) finished. A
+// shard's results.json names it ("shard": {"index", "count"}); the whole scenario's has no "shard".
+std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete,
+                                    const Shard& shard = {});
+
+// What `ccsim merge` reads back from a results.json (InputError naming `file` and the place).
+struct RunResultsFile {
+  std::string scenario, scenario_file;
+  std::size_t variants_total = 0;
+  bool complete = false;
+  Shard shard;
+  std::vector<VariantResult> variants;
+};
+RunResultsFile parse_run_results_json(const std::string& text, const std::string& file);
 // Header: variant,workload,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,
 // predicted_as,model,busiest_link,busiest_link_class,busiest_link_utilization,latency_share,
 // measured_time_us,measured_busbw_GBps,error_pct,within_tolerance,side
