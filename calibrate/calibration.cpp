@@ -10,6 +10,7 @@
 #include "algorithms/closed_form.h"
 #include "algorithms/collectives.h"
 #include "algorithms/ring.h"
+#include "calibrate/nccl_tests_infer.h"
 #include "calibrate/nccl_tests_log.h"
 #include "calibrate/perftest_log.h"
 #include "common/error.h"
@@ -79,10 +80,12 @@ json fit_to_json(const AlphaBetaFit& f, double x_to_size) {
 }
 
 json source_to_json(const CalibrationSource& s) {
-  return {{"file", s.file},   {"kind", s.kind},     {"run", s.run},
-          {"collective", s.collective}, {"ranks", s.ranks}, {"nodes", s.nodes},
-          {"points", s.points}, {"intercept_s", s.intercept_s}, {"beta_Bps", s.beta_Bps},
-          {"r2", s.r2},       {"max_rel_residual", s.max_rel_residual}};
+  json j = {{"file", s.file},   {"kind", s.kind},     {"run", s.run},
+            {"collective", s.collective}, {"ranks", s.ranks}, {"nodes", s.nodes},
+            {"points", s.points}, {"intercept_s", s.intercept_s}, {"beta_Bps", s.beta_Bps},
+            {"r2", s.r2},       {"max_rel_residual", s.max_rel_residual}};
+  if (!s.method.empty()) j["method"] = s.method;
+  return j;
 }
 
 // ---- JSON reading with paths ----
@@ -152,6 +155,7 @@ class Reader {
       s.beta_Bps = number(v[i], p, "beta_Bps", false, 0, true);
       s.r2 = member(v[i], p, "r2", false).is_number() ? v[i]["r2"].get<double>() : 0;
       s.max_rel_residual = number(v[i], p, "max_rel_residual", false, 0, true);
+      s.method = string(v[i], p, "method");
       out.push_back(s);
     }
     return out;
@@ -185,38 +189,28 @@ std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path,
                                          "' has no ring model to calibrate (valid: all_reduce, all_gather, reduce_scatter)");
   std::istringstream in(text);
   const auto runs = parse_nccl_tests_log(in, path);
-  std::string from_name;
-  {
-    std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-    for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "allreduce", "allgather", "reducescatter"})
-      if (base.find(c) != std::string::npos) {
-        std::string s = c;
-        if (s == "allreduce") s = "all_reduce";
-        if (s == "allgather") s = "all_gather";
-        if (s == "reducescatter") s = "reduce_scatter";
-        from_name = s;
-        break;
-      }
-  }
   std::vector<RingCurve> out;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const NcclTestsRun& run = runs[r];
     RingCurve c;
     c.file = path;
     c.run = static_cast<int>(r);
-    c.collective = !opt.collective.empty() ? nccl_tests_collective_from_name(opt.collective)
-                   : !run.collective.empty() ? run.collective
-                                             : from_name;
-    if (c.collective.empty())
-      throw InputError(path, "line " + std::to_string(run.header_line) +
-                                 ": cannot tell which collective this table measures; pass --collective");
-    if (!is_ring_collective(c.collective))
-      throw InputError(path, "line " + std::to_string(run.header_line) + ": collective '" + c.collective +
-                                 "' has no ring model to calibrate (use all_reduce_perf, all_gather_perf or "
-                                 "reduce_scatter_perf logs)");
-    // Ranks.
     const bool one_process = run.devices.empty() && run.nthread * run.ngpus > 1;
     int log_ranks = run.ranks > 0 ? run.ranks : one_process ? run.nthread * run.ngpus : 0;
+    // The collective from the flag, the log's test header or echoed command, else the table (redop,
+    // root, count column, busbw/algbw against the rank count): never the file name.
+    const CollectiveInference inferred =
+        infer_collective(run, opt.collective, log_ranks > 0 ? log_ranks : opt.ranks, path,
+                         "line " + std::to_string(run.header_line) + ": ");
+    c.collective = inferred.collective->name;
+    c.collective_source = inferred.source;
+    for (const auto& n : inferred.notes) c.warnings.push_back(path + ": line " + std::to_string(run.header_line) + ": " + n);
+    if (!is_ring_collective(c.collective))
+      throw InputError(path, "line " + std::to_string(run.header_line) + ": collective '" + c.collective + "' (" +
+                                 inferred.source +
+                                 ") has no ring model to calibrate (use all_reduce_perf, all_gather_perf or "
+                                 "reduce_scatter_perf logs)");
+    // Ranks.
     if (opt.ranks > 0) {
       if (log_ranks > 0 && opt.ranks != log_ranks)
         throw InputError("--ranks", std::to_string(opt.ranks) + " contradicts " + path + ", which ran " +
@@ -304,6 +298,7 @@ Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double d
       s.file = c->file;
       s.kind = "nccl-tests";
       s.run = c->run;
+      if (!c->collective_source.empty()) s.method = "fit; collective: " + c->collective_source;
       s.collective = c->collective;
       s.ranks = c->ranks;
       s.nodes = c->nodes;
@@ -377,52 +372,100 @@ void add_perftest_file(Calibration& cal, const std::string& path) {
 
 void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text) {
   std::istringstream in(text);
-  const auto runs = parse_perftest_log(in, path);
+  const auto parsed = parse_perftest_log(in, path);
   NicCalibration nic = cal.nic.value_or(NicCalibration{});
+  std::vector<std::string> selection_notes;
+  const auto runs = select_perftest_runs(parsed, &selection_notes);
+  for (const auto& n : selection_notes) nic.notes.push_back(path + ": " + n);
   bool used = false;
-  for (std::size_t r = 0; r < runs.size(); ++r) {
-    const PerftestRun& run = runs[r];
+  for (const PerftestRun& run : runs) {
+    const std::string name = run.test.empty() ? (run.is_bandwidth ? "perftest bw" : "perftest lat") : run.test;
+    const std::string where = path + ": " + name + " table of line " + std::to_string(run.header_line);
+    // Bandwidth tests: the average bandwidth per direction (a bidirectional run prints the sum of both
+    // directions: perftest's print_full_bw_report adds the remote report). Latency tests: the one-way
+    // latency; perftest prints half the round trip for send and write (rtt_factor 2 in print_report_lat)
+    // and the whole round trip for read and atomic (rtt_factor 1: a read's request goes out, its data
+    // comes back), so those are halved.
+    const double bw_scale = run.bidirectional ? 0.5 : 1.0;
+    const bool round_trip = run.test == "ib_read_lat" || run.test == "ib_atomic_lat";
+    const double lat_scale = round_trip ? 0.5 : 1.0;
     std::vector<double> x, t;
     for (const auto& s : run.samples) {
       if (run.is_bandwidth) {
         if (s.bw_avg_Gbps > 0 && s.bytes > 0) {
           x.push_back(static_cast<double>(s.bytes));
-          t.push_back(s.bytes * 8.0 / (s.bw_avg_Gbps * 1e9));
+          t.push_back(s.bytes * 8.0 / (s.bw_avg_Gbps * bw_scale * 1e9));
         }
       } else {
         if (run.units == "cycles")
           throw InputError(path, "line " + std::to_string(run.header_line) +
                                      ": latency in CPU cycles (--report-cycles) cannot be calibrated; rerun without it");
+        // t_typical is perftest's median of the iterations (robust to the OS spikes that set t_max and
+        // pull t_avg up); older perftest prints no t_avg. t_avg only when t_typical is absent.
         const double us = s.t_typical_us > 0 ? s.t_typical_us : s.t_avg_us;
         if (us > 0) {
           x.push_back(static_cast<double>(s.bytes));
-          t.push_back(us * 1e-6);
+          t.push_back(us * lat_scale * 1e-6);
         }
       }
     }
     std::set<double> distinct(x.begin(), x.end());
-    if (distinct.size() < 3) continue;
-    const AlphaBetaFit f = fit_alpha_beta(x, t);
+    if (distinct.empty()) continue;
     CalibrationSource s;
     s.file = path;
-    s.kind = run.test.empty() ? (run.is_bandwidth ? "perftest bw" : "perftest lat") : run.test;
-    s.run = static_cast<int>(r);
+    s.kind = name;
+    s.run = run.index;
     s.collective = run.test;
-    s.points = f.points;
-    s.intercept_s = f.latency_s;
-    s.beta_Bps = std::isinf(f.beta_Bps) ? 0 : f.beta_Bps;
-    s.r2 = f.r2;
-    s.max_rel_residual = f.max_rel_residual;
-    if (run.is_bandwidth) {
-      // Bandwidth tests pipeline many messages: the asymptote is the NIC bandwidth.
-      if (s.beta_Bps > 0) nic.beta_Bps = s.beta_Bps;
+    if (distinct.size() >= 3) {
+      const AlphaBetaFit f = fit_alpha_beta(x, t);
+      s.points = f.points;
+      s.intercept_s = f.latency_s;
+      s.beta_Bps = std::isinf(f.beta_Bps) ? 0 : f.beta_Bps;
+      s.r2 = f.r2;
+      s.max_rel_residual = f.max_rel_residual;
+      s.method = "fit over " + std::to_string(distinct.size()) + " sizes";
+      if (run.is_bandwidth) {
+        // Bandwidth tests pipeline many messages: the asymptote is the NIC bandwidth.
+        if (s.beta_Bps > 0) nic.beta_Bps = s.beta_Bps;
+      } else {
+        nic.latency_s = f.latency_s;  // latency tests: the intercept is the one-way latency
+      }
     } else {
-      nic.latency_s = f.latency_s;  // latency tests: the intercept is the one-way latency
+      // One size (perftest's default: 65536 B for bandwidth, 2 B for latency) or two: too few to
+      // separate latency and bandwidth. Each test gives the one quantity it measures at that size.
+      const double size = run.is_bandwidth ? *distinct.rbegin() : *distinct.begin();
+      std::vector<double> at;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (x[i] == size) at.push_back(t[i]);
+      const double time = median(at);
+      const std::string sizes = distinct.size() == 1 ? "one size" : "2 sizes (too few to fit)";
+      s.points = x.size();
+      s.method = sizes + ": " + (run.is_bandwidth ? "bandwidth" : "latency") + " at " + fmt(size) + " B";
+      if (run.is_bandwidth) {
+        s.beta_Bps = size / time;
+        nic.beta_Bps = s.beta_Bps;
+        nic.notes.push_back(where + ": " + sizes + " (" + fmt(size) + " B): beta = the measured average bandwidth " +
+                            fmt(s.beta_Bps * 8 / 1e9) + " Gb/s per direction" +
+                            (run.bidirectional ? " (half the bidirectional sum)" : "") +
+                            "; latency cannot be separated from one size and is left to the topology "
+                            "(or a latency test)");
+      } else {
+        s.intercept_s = time;
+        nic.latency_s = time;
+        nic.notes.push_back(where + ": " + sizes + " (" + fmt(size) + " B): one-way latency = t_typical" +
+                            (round_trip ? " / 2 (a read's round trip)" : " (perftest prints half the round trip)") + " = " +
+                            fmt(time * 1e6) + " us, its bytes term not separated; bandwidth is left to the topology "
+                                              "(or a bandwidth test)");
+      }
     }
+    if (run.bidirectional && run.is_bandwidth && distinct.size() >= 3)
+      nic.notes.push_back(where + ": bidirectional: bandwidth per direction = half the printed sum");
+    if (round_trip && distinct.size() >= 3)
+      nic.notes.push_back(where + ": " + run.test + " prints the whole round trip: times halved before the fit");
     nic.sources.push_back(s);
     used = true;
   }
-  if (!used) throw InputError(path, "no perftest table with at least 3 sizes to calibrate from");
+  if (!used) throw InputError(path, "no perftest table with a bandwidth or latency value to calibrate from");
   cal.nic = nic;
 }
 
@@ -450,6 +493,7 @@ std::string calibration_to_json(const Calibration& cal) {
     json src = json::array();
     for (const auto& s : cal.nic->sources) src.push_back(source_to_json(s));
     doc["nic"] = {{"latency_s", cal.nic->latency_s}, {"beta_Bps", cal.nic->beta_Bps}, {"sources", src}};
+    if (!cal.nic->notes.empty()) doc["nic"]["notes"] = cal.nic->notes;
   }
   return doc.dump(2) + "\n";
 }
@@ -529,6 +573,14 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
       rd.fail("/nic/beta_Bps", "must be 0 (not measured) or at least " + fmt(kMinCalibratedBandwidth_Bps) + " (1 MB/s; got " +
                                    fmt(n.beta_Bps) + "; docs/calibration.md, Limits)");
     n.sources = rd.sources(nic, "/nic");
+    const json& notes = rd.member(nic, "/nic", "notes", false);
+    if (!notes.is_null()) {
+      if (!notes.is_array()) rd.fail("/nic/notes", "must be an array of strings");
+      for (std::size_t i = 0; i < notes.size(); ++i) {
+        if (!notes[i].is_string()) rd.fail("/nic/notes/" + std::to_string(i), "must be a string (got " + cut_for_message(notes[i].dump()) + ")");
+        n.notes.push_back(notes[i].get<std::string>());
+      }
+    }
     cal.nic = n;
   }
   return cal;

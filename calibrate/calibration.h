@@ -30,6 +30,8 @@ struct CalibrationSource {
   double intercept_s = 0;  // fitted time of a 0-byte operation
   double beta_Bps = 0;     // fitted bandwidth (ring step bandwidth for nccl-tests)
   double r2 = 0, max_rel_residual = 0;
+  // perftest: "fit over N sizes", or "one size: bandwidth at 65536 B" (no fit: r2 and residual 0).
+  std::string method;
 };
 
 // Ring model of one path class: T(S) = launch + steps*alpha + steps/n * S / (beta * eff(S)).
@@ -51,6 +53,9 @@ struct NicCalibration {
   double latency_s = 0;  // one way, 0 when unknown
   double beta_Bps = 0;   // per NIC per direction, 0 when unknown
   std::vector<CalibrationSource> sources;
+  // What the values rest on where it is not a fit: one-size tables (the other parameter is left to the
+  // topology), server and client tables used once, halved bidirectional sums and read round trips.
+  std::vector<std::string> notes;
 };
 
 struct Calibration {
@@ -70,6 +75,7 @@ struct RingCurve {
   std::string collective;  // all_reduce, all_gather, reduce_scatter
   int ranks = 0, nodes = 0;
   std::string path_class;  // nvlink, pcie, net
+  std::string collective_source;  // how the collective was told (calibrate/nccl_tests_infer.h)
   std::vector<double> sizes, times_s;
   // Said to the user but not fatal: a table without nccl-tests' closing "Avg bus bandwidth" line
   // (a log cut short: its largest sizes, which set beta, are missing).
@@ -97,7 +103,10 @@ std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path,
 Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double default_launch_s = StepTiming{}.launch_s);
 
 // Adds NIC parameters from a perftest log (ib_*_lat: latency; ib_*_bw: bandwidth) when the perftest
-// importer reads it. InputError for logs without a usable table.
+// importer reads it: a table of 3 or more sizes is fitted; one of 1 or 2 sizes gives the quantity its
+// test measures (bandwidth: the average bandwidth at the largest size; latency: t_typical at the
+// smallest), the other is left as it was (docs/calibration.md, "perftest"). Server and client tables
+// of one run count once (select_perftest_runs). InputError for logs without a usable table.
 void add_perftest_file(Calibration& cal, const std::string& path);
 void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text);
 

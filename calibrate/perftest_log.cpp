@@ -1,5 +1,6 @@
 #include "calibrate/perftest_log.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -113,8 +114,25 @@ std::string test_from_title(const std::string& t, bool& bidirectional) {
 struct Params {
   std::string test, title, tool_hint, device, link_type, transport, connection, gpu_name;
   bool bidirectional = false, use_cuda = false;
+  bool server = false;  // after the server's "Waiting for client to connect..." banner
   int mtu = 0, num_qps = 0;
 };
+
+// perftest's notes between a header and its rows ("Conflicting CPU frequency values detected ...").
+bool is_note(const std::string& t) {
+  std::string l = lower(t);
+  return l.find("warning") != std::string::npos || l.find("conflicting") != std::string::npos ||
+         l.find("frequency") != std::string::npos;
+}
+
+// A row of numbers (its first field a number), as opposed to a header, a note or a '----' line.
+bool looks_like_row(const std::string& t) {
+  if (t.empty()) return false;
+  const std::string first = t.substr(0, t.find_first_of(" \t"));
+  std::uint64_t u;
+  double d;
+  return parse_u64(first, u) || parse_number(first, d);
+}
 
 // Reads "Key : value" pairs of the parameter block (two pairs per line in perftest's layout).
 void read_params(const std::string& line, Params& p) {
@@ -155,10 +173,18 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
   PerftestRun* run = nullptr;
   std::vector<Col> kinds;
   double factor = 1.0;
+  // A table both sides print into (sides 2) stays open after the first '----' line: the other side's
+  // rows and closing line may still follow.
+  bool half_closed = false;
 
   auto close_table = [&](int line) {
-    if (in_table && run->samples.empty()) fail(line, "perftest table header on line " + std::to_string(run->header_line) + " has no rows");
+    if (in_table && run->samples.empty()) {
+      // perftest servers of some versions print the header and no row: nothing measured on that side.
+      if (run->server) runs.pop_back();
+      else fail(line, "perftest table header on line " + std::to_string(run->header_line) + " has no rows");
+    }
     in_table = false;
+    half_closed = false;
     p = Params{};  // what follows belongs to the next run
   };
 
@@ -168,8 +194,29 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
     if (is_provenance(raw)) continue;
     std::string t = trim(raw);
 
+    if (in_table && !t.empty()) {
+      auto toks = split_ws(t);
+      if (toks[0] == "#bytes" && header_columns(toks) == run->columns) {
+        // The other side's header: both sides' output interleave in this table. A '----' line seen
+        // before it was the other side's line above its header.
+        run->sides = 2;
+        run->server = false;
+        half_closed = false;
+        continue;
+      }
+    }
+    // After a '----' line that may be the other side's, anything but a row ends the table and is read
+    // as usual below.
+    if (in_table && half_closed && !looks_like_row(t) && !is_note(t)) close_table(ln);
+
     if (in_table) {
       if (t.empty() || is_dash_line(t)) {
+        // perftest prints no '----' between a header and its rows, nor inside the rows: with no row
+        // yet, or in a table of both sides, the line may be the other side's; the table stays open.
+        if (!t.empty() && !half_closed && (run->sides == 2 || run->samples.empty())) {
+          half_closed = true;
+          continue;
+        }
         close_table(ln);
         continue;
       }
@@ -177,11 +224,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
       double dummy;
       std::uint64_t u;
       if (!parse_u64(toks[0], u) && !parse_number(toks[0], dummy)) {
-        // perftest prints a few notes between header and rows ("Conflicting CPU frequency values detected ...").
-        std::string l = lower(t);
-        if (l.find("warning") != std::string::npos || l.find("conflicting") != std::string::npos ||
-            l.find("frequency") != std::string::npos)
-          continue;
+        if (is_note(t)) continue;
         fail(ln, "unexpected text in the perftest result table (expected a row of " + std::to_string(kinds.size()) +
                      " numbers or a '----' line): '" + t.substr(0, 60) + "'");
       }
@@ -241,6 +284,8 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
       r.num_qps = p.num_qps;
       r.use_cuda = p.use_cuda;
       r.gpu_name = p.gpu_name;
+      r.server = p.server;
+      r.index = static_cast<int>(runs.size());
       r.header_line = ln;
       r.columns = header_columns(toks);
       kinds.clear();
@@ -302,6 +347,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
       p.use_cuda = true;
     }
     std::string l = lower(t);
+    if (l.find("waiting for client to connect") != std::string::npos) p.server = true;
     if (l.find("initializing cuda") != std::string::npos || l.find("cumemalloc") != std::string::npos ||
         l.find("cuda device") != std::string::npos || l.find("use_cuda") != std::string::npos ||
         l.find("initializing rocm") != std::string::npos)
@@ -311,6 +357,116 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
   if (in_table) close_table(ln);
   if (runs.empty()) throw InputError(filename, "no perftest result table found (expected a header line starting with '#bytes')");
   return runs;
+}
+
+namespace {
+
+bool same_sample(const PerftestSample& a, const PerftestSample& b) {
+  return a.bytes == b.bytes && a.iterations == b.iterations && a.bw_peak_Gbps == b.bw_peak_Gbps &&
+         a.bw_avg_Gbps == b.bw_avg_Gbps && a.msg_rate_Mpps == b.msg_rate_Mpps && a.t_min_us == b.t_min_us &&
+         a.t_max_us == b.t_max_us && a.t_typical_us == b.t_typical_us && a.t_avg_us == b.t_avg_us &&
+         a.t_stdev_us == b.t_stdev_us && a.p99_us == b.p99_us && a.p999_us == b.p999_us;
+}
+
+// Same measurement kind: the same test (or, without a title, the same kind of table) and direction.
+bool same_test(const PerftestRun& a, const PerftestRun& b) {
+  return a.is_bandwidth == b.is_bandwidth && a.bidirectional == b.bidirectional && a.units == b.units &&
+         (a.test.empty() || b.test.empty() || a.test == b.test);
+}
+
+// Every row of `a` is a row of `b`.
+bool contained_in(const PerftestRun& a, const PerftestRun& b) {
+  for (const auto& x : a.samples) {
+    bool found = false;
+    for (const auto& y : b.samples)
+      if (same_sample(x, y)) { found = true; break; }
+    if (!found) return false;
+  }
+  return true;
+}
+
+std::string table_name(const PerftestRun& r) {
+  return (r.test.empty() ? std::string("table") : r.test + " table") + " of line " + std::to_string(r.header_line);
+}
+
+// One row per size of a table both sides printed into: equal rows once, differing ones averaged.
+void merge_sides(PerftestRun& r, std::vector<std::string>* notes) {
+  std::vector<PerftestSample> out;
+  std::vector<int> count;
+  std::vector<bool> differ;
+  for (const auto& s : r.samples) {
+    std::size_t i = 0;
+    while (i < out.size() && out[i].bytes != s.bytes) ++i;
+    if (i == out.size()) {
+      out.push_back(s);
+      count.push_back(1);
+      differ.push_back(false);
+      continue;
+    }
+    if (same_sample(out[i], s)) continue;  // the other side's copy
+    // Running mean over the rows of this size, field by field (-1: absent stays absent).
+    const int n = ++count[i];
+    differ[i] = true;
+    auto mean = [n](double& m, double v) {
+      if (m >= 0 && v >= 0) m += (v - m) / n;
+    };
+    PerftestSample& m = out[i];
+    m.iterations = std::max(m.iterations, s.iterations);
+    for (auto [mp, v] : {std::pair<double*, double>{&m.bw_peak_Gbps, s.bw_peak_Gbps}, {&m.bw_avg_Gbps, s.bw_avg_Gbps},
+                         {&m.msg_rate_Mpps, s.msg_rate_Mpps}, {&m.t_min_us, s.t_min_us}, {&m.t_max_us, s.t_max_us},
+                         {&m.t_typical_us, s.t_typical_us}, {&m.t_avg_us, s.t_avg_us}, {&m.t_stdev_us, s.t_stdev_us},
+                         {&m.p99_us, s.p99_us}, {&m.p999_us, s.p999_us}})
+      mean(*mp, v);
+  }
+  std::size_t merged = 0;
+  for (bool d : differ) merged += d;
+  if (notes)
+    notes->push_back(r.test + (r.test.empty() ? "" : ": ") + "the server's and the client's output interleave in the " +
+                     table_name(r) + ": " + std::to_string(r.samples.size()) + " rows read as " +
+                     std::to_string(out.size()) + " size(s)" +
+                     (merged ? ", " + std::to_string(merged) + " of them the mean of the two sides' differing rows" : ""));
+  r.samples = std::move(out);
+}
+
+}  // namespace
+
+std::vector<PerftestRun> select_perftest_runs(const std::vector<PerftestRun>& runs, std::vector<std::string>* notes) {
+  std::vector<bool> keep(runs.size(), true);
+  // The server's table when the client's is here too.
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!runs[i].server) continue;
+    for (std::size_t j = 0; j < runs.size(); ++j)
+      if (j != i && !runs[j].server && same_test(runs[i], runs[j])) {
+        keep[i] = false;
+        if (notes)
+          notes->push_back("the server's " + table_name(runs[i]) + " is not used: the client's " + table_name(runs[j]) +
+                           " is");
+        break;
+      }
+  }
+  // Copies: every row also in another kept table of the same test (the longer, else the earlier, stays).
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!keep[i]) continue;
+    for (std::size_t j = 0; j < runs.size(); ++j) {
+      if (j == i || !keep[j] || !same_test(runs[i], runs[j])) continue;
+      const bool longer = runs[j].samples.size() > runs[i].samples.size() ||
+                          (runs[j].samples.size() == runs[i].samples.size() && j < i);
+      if (longer && contained_in(runs[i], runs[j])) {
+        keep[i] = false;
+        if (notes)
+          notes->push_back("the " + table_name(runs[i]) + " repeats rows of the " + table_name(runs[j]) +
+                           " (the other side's copy): used once");
+        break;
+      }
+    }
+  }
+  std::vector<PerftestRun> out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!keep[i]) continue;
+    out.push_back(runs[i]);
+    if (out.back().sides == 2) merge_sides(out.back(), notes);
+  }
+  return out;
 }
 
 std::vector<PerftestRun> parse_perftest_file(const std::string& path) {

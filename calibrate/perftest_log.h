@@ -40,6 +40,16 @@ struct PerftestRun {
   std::vector<std::string> columns;  // column names as found in the header
   std::vector<PerftestSample> samples;
   int header_line = 0;        // line of the column header
+  int index = 0;              // 0-based position of the table in the file
+  // Which side printed the table. perftest runs as a server (no host argument) and a client; both print the
+  // banner, the parameters and a table. The server prints "Waiting for client to connect..." first: a table
+  // after that banner (up to the next table) is the server's. In a half-duplex bandwidth test the server's
+  // row is the client's report sent over (write_bw.c: xchg_bw_reports, then print_full_bw_report of the
+  // remote report; with -a only the last size's); in a latency test each side times its own ping-pong.
+  bool server = false;
+  // 2 when the server's and the client's output interleave line by line in this table (pasted from one
+  // terminal running both): two identical column headers, then the rows of both sides in any order.
+  int sides = 1;
 };
 
 // Parses every run of a log (a file may hold several runs, e.g. a server and a client, or a sweep of tests).
@@ -49,5 +59,16 @@ struct PerftestRun {
 std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string& filename);
 // InputError if the file cannot be read.
 std::vector<PerftestRun> parse_perftest_file(const std::string& path);
+
+// The measurements of a parsed log, each once (docs/importers.md, "perftest: server and client"):
+//  * a server's table is dropped when the file also holds a table of the same test not marked as the
+//    server's (the client's);
+//  * a table whose every row equals a row of another table of the same test (the server's copy of the
+//    client's report, a paste repeated) is dropped, the longer (or earlier) one kept;
+//  * in a table where both sides interleave (sides 2), the rows of one size are merged into one: equal
+//    rows once, differing ones (latency tests: each side's own timing) averaged field by field, which
+//    does not depend on which side's line came first.
+// `notes` (may be null) receives one line per dropped table or merged size, naming the lines.
+std::vector<PerftestRun> select_perftest_runs(const std::vector<PerftestRun>& runs, std::vector<std::string>* notes);
 
 }  // namespace ccsim

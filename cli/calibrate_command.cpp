@@ -73,11 +73,22 @@ void print_report(const Calibration& cal, const std::string& output) {
         << " GB/s\n";
   }
   if (cal.nic) {
-    o << "nic: latency " << strprintf("%.2f", cal.nic->latency_s * 1e6) << " us, bandwidth "
-      << strprintf("%.2f", cal.nic->beta_Bps * 8 / 1e9) << " Gb/s\n";
-    for (const auto& s : cal.nic->sources)
-      o << "  source: " << s.file << " (" << s.kind << "): intercept " << strprintf("%.2f", s.intercept_s * 1e6)
-        << " us, bandwidth " << strprintf("%.2f", s.beta_Bps * 8 / 1e9) << " Gb/s, R^2 " << strprintf("%.4f", s.r2) << "\n";
+    o << "nic: latency "
+      << (cal.nic->latency_s > 0 ? strprintf("%.2f", cal.nic->latency_s * 1e6) + " us" : std::string("not measured (the topology's)"))
+      << ", bandwidth "
+      << (cal.nic->beta_Bps > 0 ? strprintf("%.2f", cal.nic->beta_Bps * 8 / 1e9) + " Gb/s" : std::string("not measured (the topology's)"))
+      << "\n";
+    for (const auto& s : cal.nic->sources) {
+      o << "  source: " << s.file << " (" << s.kind << ", table " << s.run << "): ";
+      if (s.method.rfind("fit", 0) == 0 || s.method.empty())
+        o << "intercept " << strprintf("%.2f", s.intercept_s * 1e6) << " us, bandwidth " << strprintf("%.2f", s.beta_Bps * 8 / 1e9)
+          << " Gb/s, R^2 " << strprintf("%.4f", s.r2) << "\n";
+      else if (s.beta_Bps > 0)
+        o << s.method << ": " << strprintf("%.2f", s.beta_Bps * 8 / 1e9) << " Gb/s (no fit)\n";
+      else
+        o << s.method << ": " << strprintf("%.2f", s.intercept_s * 1e6) << " us (no fit)\n";
+    }
+    for (const auto& n : cal.nic->notes) o << "  note: " << n << "\n";
   }
   std::cout << o.str() << std::flush;
 }

@@ -15,7 +15,7 @@
 #include "common/text.h"
 #include "scenarios/collective_schedule.h"
 #include "scenarios/nccl_tests_table.h"
-#include "scenarios/nccl_types.h"
+#include "algorithms/nccl_types.h"
 #include "scenarios/replay.h"
 #include "sim/steady_state.h"
 

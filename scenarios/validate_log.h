@@ -1,12 +1,14 @@
 // What an nccl-tests log says about its own run, read from the log alone (never from its file name):
 // the collective (its "# Collective test starting" line or the command echoed in the log; for logs
-// without either, the table: the redop and root columns and busbw/algbw against the rank count), the
+// without either, the table: the redop and root columns and busbw/algbw against the rank count, through
+// calibrate/nccl_tests_infer.h, which `ccsim calibrate` uses too), the
 // ranks and how they map to processes and hosts (device list, nThread, nGpus), the datatype, op and
 // root, which of the out-of-place / in-place halves were measured, and the versions. `ccsim validate`
 // builds its prediction from these facts; only the hardware comes from the command line.
 #pragma once
 #include <string>
 
+#include "calibrate/nccl_tests_infer.h"  // infer_collective, busbw_ratio: shared with ccsim calibrate
 #include "calibrate/nccl_tests_log.h"
 #include "report/validation_report.h"
 
@@ -28,10 +30,6 @@ struct DeviceLine {
 };
 // False when the text is not a device line.
 bool parse_device_line(const std::string& text, DeviceLine* out);
-
-// busbw / algbw of a run, from the rows whose algbw has at least 3 significant digits (>= 1 GB/s,
-// printed with 2 decimals), median over those rows and both halves; 0 when no row qualifies.
-double busbw_ratio(const NcclTestsRun& run);
 
 // The facts of run `run_index` of `file`. InputError(file, ...) when the collective or the rank
 // count cannot be told (naming what would tell it: --collective, --ranks), and for a log cut short

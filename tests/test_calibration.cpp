@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "calibrate/calibration.h"
@@ -205,6 +206,142 @@ TEST(Calibration, CommandWritesTheFile) {
   EXPECT_EQ(cal.classes.count("nvlink"), 1u);
   EXPECT_EQ(cal.classes.count("pcie"), 1u);
   EXPECT_EQ(cal.classes.at("pcie").sources.size(), 1u);
+}
+
+
+// ---- perftest with one size, server and client in one file (issue 11) ----
+
+const std::string kSamples = std::string(CCSIM_SOURCE_DIR) + "/tests/data/samples/";
+
+bool has_note(const NicCalibration& n, const std::string& part) {
+  for (const auto& x : n.notes)
+    if (x.find(part) != std::string::npos) return true;
+  return false;
+}
+
+TEST(CalibrationPerftest, OneSizeBandwidthGivesBetaOnly) {
+  Calibration cal;
+  add_perftest_file(cal, kSamples + "perftest_write_bw_1size.txt");
+  ASSERT_TRUE(cal.nic.has_value());
+  // BW average 11023.48 MB/sec, perftest's MB = 2^20 B: 11558.99 MB/s = 92.47 Gb/s, one direction.
+  EXPECT_NEAR(cal.nic->beta_Bps, 11023.48 * 1048576, 1e-3);
+  EXPECT_EQ(cal.nic->latency_s, 0);  // not separable from one size: the topology's stays
+  ASSERT_EQ(cal.nic->sources.size(), 1u);
+  EXPECT_EQ(cal.nic->sources[0].method, "one size: bandwidth at 65536 B");
+  EXPECT_TRUE(has_note(*cal.nic, "latency cannot be separated")) << cal.nic->notes.front();
+  EXPECT_TRUE(has_note(*cal.nic, "per direction"));
+}
+
+TEST(CalibrationPerftest, OneSizeLatencyGivesAlphaOnly) {
+  Calibration cal;
+  add_perftest_file(cal, kSamples + "perftest_send_lat_1size.txt");
+  // t_typical 1.34 us: perftest's send latency is half the round trip already (rtt_factor 2).
+  EXPECT_NEAR(cal.nic->latency_s, 1.34e-6, 1e-15);
+  EXPECT_EQ(cal.nic->beta_Bps, 0);
+  EXPECT_TRUE(has_note(*cal.nic, "t_typical"));
+}
+
+TEST(CalibrationPerftest, ReadLatencyIsARoundTrip) {
+  Calibration cal;
+  add_perftest_file(cal, kSamples + "perftest_8.txt");  // ib_read_lat, 2 B: t_typical 5.49 us
+  // A read's request goes out and its data comes back; perftest does not halve it (rtt_factor 1).
+  EXPECT_NEAR(cal.nic->latency_s, 5.49e-6 / 2, 1e-15);
+}
+
+TEST(CalibrationPerftest, ServerAndClientCountOnce) {
+  const double client = 827.84 * 1048576;  // the client's BW average, MB/sec
+  for (const char* f : {"perftest_write_bw_server_client.txt", "perftest_write_bw_interleaved.txt"}) {
+    Calibration cal;
+    add_perftest_file(cal, kSamples + f);
+    EXPECT_NEAR(cal.nic->beta_Bps, client, 1e-3) << f;
+    EXPECT_EQ(cal.nic->sources.size(), 1u) << f;
+  }
+}
+
+TEST(CalibrationPerftest, BandwidthAndLatencyFilesTogether) {
+  const std::string out = temp_path("nic.json");
+  EXPECT_EQ(run_calibrate({kSamples + "perftest_write_bw_1size.txt", kSamples + "perftest_send_lat_1size.txt", "-o", out}), 0);
+  const Calibration cal = load_calibration(out);  // notes and methods survive the file
+  ASSERT_TRUE(cal.nic.has_value());
+  EXPECT_NEAR(cal.nic->latency_s, 1.34e-6, 1e-15);
+  EXPECT_NEAR(cal.nic->beta_Bps, 11023.48 * 1048576, 1e-3);
+  EXPECT_EQ(cal.nic->sources.size(), 2u);
+  EXPECT_TRUE(has_note(*cal.nic, "latency cannot be separated"));
+  EXPECT_EQ(cal.nic->sources[1].method, "one size: latency at 2 B");
+}
+
+TEST(CalibrationPerftest, SweepStillFits) {
+  Calibration cal;
+  add_perftest_file(cal, kSamples + "perftest_5.txt");  // ib_write_bw -a, plateau ~23.0 Gb/s
+  ASSERT_EQ(cal.nic->sources.size(), 1u);
+  EXPECT_EQ(cal.nic->sources[0].method, "fit over 23 sizes");
+  EXPECT_NEAR(cal.nic->beta_Bps * 8 / 1e9, 23.0, 0.3);
+}
+
+TEST(CalibrationPerftest, TableWithoutAValueIsAnError) {
+  // SYNTHETIC row in perftest's RESULT_FMT layout: a run that moved nothing prints 0.00.
+  const std::string p = temp_path("zero_bw.txt");
+  write(p,
+        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+        " 65536      5000             0.00               0.00\t\t   0.000000\n");
+  Calibration cal;
+  const std::string err = error_of([&] { add_perftest_file(cal, p); });
+  EXPECT_EQ(err, p + ": no perftest table with a bandwidth or latency value to calibrate from");
+}
+
+// ---- nccl-tests logs without a "# Collective test starting" header ----
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The log without the lines that name the collective (the header, the echoed command, provenance).
+std::string without_names(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, l;
+  while (std::getline(in, l))
+    if (l.find("_perf") == std::string::npos && l.rfind("# COMMAND", 0) != 0) out += l + "\n";
+  return out;
+}
+
+TEST(CalibrationNcclTests, CollectiveFromTheTableNotTheFileName) {
+  // a100x8: busbw/algbw = 2(n-1)/n = 1.75 with the 8 ranks of nThread 1 nGpus 8, redop sum, root -1: all_reduce.
+  const std::string a100 = without_names(read_text(kData + "a100x8-1node-allreduce.txt"));
+  const auto named = ring_curves_from_nccl_tests(kData + "a100x8-1node-allreduce.txt", {});
+  for (const char* name : {"log.txt", "all_gather_run.txt"}) {  // a neutral name, a misleading one
+    const std::string p = temp_path(name);
+    write(p, a100);
+    const auto curves = ring_curves_from_nccl_tests(p, {});
+    ASSERT_EQ(curves.size(), 1u);
+    EXPECT_EQ(curves[0].collective, "all_reduce") << name;
+    EXPECT_NE(curves[0].collective_source.find("busbw/algbw 1.75"), std::string::npos) << curves[0].collective_source;
+    EXPECT_EQ(curves[0].times_s, named[0].times_s);
+  }
+  // all_gather: redop none, size = 8 x count x element, busbw/algbw (n-1)/n = 0.875.
+  const std::string ag = without_names(read_text(kData + "nccltests_all_gather_2.txt"));
+  const std::string p = temp_path("all_reduce_numbers.txt");
+  write(p, ag);
+  const auto curves = ring_curves_from_nccl_tests(p, {});
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].collective, "all_gather");
+}
+
+TEST(CalibrationNcclTests, UntellableCollectiveNamesTheFlag) {
+  // 2 ranks: 2(n-1)/n = 1 = sendrecv's factor, both reduce, both rootless, both count the whole
+  // buffer. Without the echoed command the table cannot tell them apart; the file's name (which says
+  // allreduce) must not decide.
+  const std::string p = temp_path("rtx2080ti-allreduce.txt");
+  write(p, without_names(read_text(kData + "rtx2080ti-x2-pcie-noP2P-allreduce.txt")));
+  const std::string err = error_of([&] { ring_curves_from_nccl_tests(p, {}); });
+  EXPECT_NE(err.find(p + ": line "), std::string::npos) << err;
+  EXPECT_NE(err.find("cannot tell the collective: all_reduce, sendrecv all fit"), std::string::npos) << err;
+  EXPECT_NE(err.find("pass --collective"), std::string::npos) << err;
+  NcclTestsOptions opt;
+  opt.collective = "all_reduce";
+  const auto curves = ring_curves_from_nccl_tests(p, opt);
+  EXPECT_EQ(curves[0].collective, "all_reduce");
+  EXPECT_EQ(curves[0].collective_source, "--collective");
 }
 
 }  // namespace

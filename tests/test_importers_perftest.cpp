@@ -174,3 +174,115 @@ TEST(PerftestLog, BrokenInputsNameFileAndLine) {
   expect_error("", "no perftest result table found");
   expect_error("Couldn't connect to 10.0.0.1:18515\n", "no perftest result table found");
 }
+
+// ---- One size, and server and client in one file (issue 11) ----
+
+TEST(PerftestLog, DefaultWriteBwIsOneSize) {
+  // perftest's defaults (perftest_parameters.h): DEF_SIZE_BW 65536, DEF_ITERS_WB 5000 for ib_write_bw.
+  auto runs = parse_perftest_file(sample("perftest_write_bw_1size.txt"));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].test, "ib_write_bw");
+  EXPECT_FALSE(runs[0].server);
+  EXPECT_EQ(runs[0].sides, 1);
+  ASSERT_EQ(runs[0].samples.size(), 1u);
+  EXPECT_EQ(runs[0].samples[0].bytes, 65536u);
+  EXPECT_EQ(runs[0].samples[0].iterations, 5000u);
+  // 11023.48 MB/sec printed, perftest's MB = 2^20 bytes.
+  EXPECT_NEAR(runs[0].samples[0].bw_avg_Gbps, 11023.48 * 1048576 * 8 / 1e9, 1e-9);
+}
+
+TEST(PerftestLog, DefaultSendLatIsOneSize) {
+  auto runs = parse_perftest_file(sample("perftest_send_lat_1size.txt"));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].test, "ib_send_lat");
+  ASSERT_EQ(runs[0].samples.size(), 1u);
+  EXPECT_EQ(runs[0].samples[0].bytes, 2u);  // DEF_SIZE_LAT
+  EXPECT_EQ(runs[0].samples[0].iterations, 1000u);
+  EXPECT_DOUBLE_EQ(runs[0].samples[0].t_typical_us, 1.34);
+  EXPECT_DOUBLE_EQ(runs[0].samples[0].t_max_us, 4.08);
+}
+
+TEST(PerftestLog, ServerThenClientBlocks) {
+  auto runs = parse_perftest_file(sample("perftest_write_bw_server_client.txt"));
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_TRUE(runs[0].server);   // after "Waiting for client to connect..."
+  EXPECT_FALSE(runs[1].server);  // the client's
+  EXPECT_EQ(runs[0].device, "rxe0");
+  std::vector<std::string> notes;
+  auto used = select_perftest_runs(runs, &notes);
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].index, 1);  // the client's table
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the server's ib_write_bw table of line " + std::to_string(runs[0].header_line)), std::string::npos)
+      << notes[0];
+}
+
+TEST(PerftestLog, ServerAndClientLinesInterleaved) {
+  auto runs = parse_perftest_file(sample("perftest_write_bw_interleaved.txt"));
+  ASSERT_EQ(runs.size(), 1u);  // one table, two headers
+  EXPECT_EQ(runs[0].sides, 2);
+  EXPECT_FALSE(runs[0].server);
+  ASSERT_EQ(runs[0].samples.size(), 2u);  // the client's row, then the server's copy after the client's '----'
+  std::vector<std::string> notes;
+  auto used = select_perftest_runs(runs, &notes);
+  ASSERT_EQ(used.size(), 1u);
+  ASSERT_EQ(used[0].samples.size(), 1u);
+  EXPECT_NEAR(used[0].samples[0].bw_avg_Gbps, 827.84 * 1048576 * 8 / 1e9, 1e-9);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("2 rows read as 1 size(s)"), std::string::npos) << notes[0];
+}
+
+TEST(PerftestLog, InterleavedLatencySidesAreAveraged) {
+  // SYNTHETIC (format: perftest_parameters.h RESULT_FMT_LAT / REPORT_FMT_LAT): ib_write_lat -a cut to two
+  // sizes, server and client in one terminal; each side times its own ping-pong, so their rows differ.
+  const std::string text =
+      "************************************\n"
+      "* Waiting for client to connect... *\n"
+      "************************************\n"
+      "                    RDMA_Write Latency Test\n"
+      "                    RDMA_Write Latency Test\n"
+      " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+      " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n"
+      " 2       1000          1.24           3.11         1.26     \t       1.26        \t0.02   \t\t1.29    \t\t3.11   \n"
+      " 2       1000          1.22           3.05         1.28     \t       1.30        \t0.03   \t\t1.33    \t\t3.05   \n"
+      " 4       1000          1.25           3.20         1.27     \t       1.27        \t0.02   \t\t1.30    \t\t3.20   \n"
+      " 4       1000          1.25           3.20         1.27     \t       1.27        \t0.02   \t\t1.30    \t\t3.20   \n"
+      "---------------------------------------------------------------------------------------\n"
+      "---------------------------------------------------------------------------------------\n";
+  auto runs = parse(text);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].sides, 2);
+  auto used = select_perftest_runs(runs, nullptr);
+  ASSERT_EQ(used.size(), 1u);
+  ASSERT_EQ(used[0].samples.size(), 2u);
+  EXPECT_NEAR(used[0].samples[0].t_typical_us, (1.26 + 1.28) / 2, 1e-12);
+  EXPECT_NEAR(used[0].samples[0].t_avg_us, (1.26 + 1.30) / 2, 1e-12);
+  EXPECT_DOUBLE_EQ(used[0].samples[1].t_typical_us, 1.27);  // equal rows: once
+  // The same lines with the two sides' rows swapped give the same numbers.
+  std::string swapped = text;
+  const std::string a = " 2       1000          1.24", b = " 2       1000          1.22";
+  const std::size_t pa = swapped.find(a), pb = swapped.find(b);
+  const std::string la = swapped.substr(pa, swapped.find('\n', pa) - pa + 1);
+  const std::string lb = swapped.substr(pb, swapped.find('\n', pb) - pb + 1);
+  swapped = swapped.substr(0, pa) + lb + la + swapped.substr(pb + lb.size());
+  auto used2 = select_perftest_runs(parse(swapped), nullptr);
+  EXPECT_DOUBLE_EQ(used2[0].samples[0].t_typical_us, used[0].samples[0].t_typical_us);
+}
+
+TEST(PerftestLog, ServersCopyOfTheLastSizeIsUsedOnce) {
+  // A -a sweep's server prints only the client's report of the last size (write_bw.c exchanges the
+  // reports once, after the sweep). Pasted without the server's banner, the copy is told by its row.
+  const std::string client = read_all(sample("perftest_5.txt"));
+  const std::string server_copy =
+      " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+      " 8388608    10000            23.01              22.99              0.000343\n"
+      "---------------------------------------------------------------------------------------\n";
+  auto runs = parse(server_copy + client);
+  ASSERT_EQ(runs.size(), 2u);
+  std::vector<std::string> notes;
+  auto used = select_perftest_runs(runs, &notes);
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].samples.size(), 23u);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("repeats rows"), std::string::npos) << notes[0];
+}

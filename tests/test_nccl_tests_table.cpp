@@ -12,7 +12,7 @@
 #include "calibrate/nccl_tests_log.h"
 #include "common/error.h"
 #include "scenarios/nccl_tests_table.h"
-#include "scenarios/nccl_types.h"
+#include "algorithms/nccl_types.h"
 #include "scenarios/report_formats.h"
 
 using namespace ccsim;

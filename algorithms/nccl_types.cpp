@@ -1,4 +1,4 @@
-#include "scenarios/nccl_types.h"
+#include "algorithms/nccl_types.h"
 
 #include <algorithm>
 #include <utility>
