@@ -7,7 +7,8 @@
 //   4. (--tree) NCCL's Tree all_reduce on 32 x dgx-h100, 8 B .. 1 GiB: wall time per size and per
 //      sweep (sizes grouped by chunk count, docs/tree.md)
 //   5. (--moe) one skewed MoE layer (ratio:2.5, 4096 tokens per rank, DeepEP normal kernels) at EP 256
-//      and 1024 on dgx-h100 nodes: routing + traffic + dispatch and combine in the engine (docs/moe.md)
+//      and 1024 (1024 experts there) on dgx-h100 nodes, then nccl and deepep-ll at EP 256: routing +
+//      traffic + dispatch and combine in the engine (docs/moe.md)
 // Peak memory is the larger of this process's and its simulation children's maximum resident set.
 #include <sys/resource.h>
 
@@ -105,21 +106,25 @@ void tree_case(int nodes, ccsim::Proto proto) {
               now_s() - t0, peak_rss_mib());
 }
 
-void moe_case(int nodes) {
+// ratio:X is defined under contiguous placement, which needs EP to divide the experts: EP 1024 runs
+// DeepSeek's 256-expert layer at 1024 experts (one per rank) with the same skew.
+void moe_case(int nodes, ccsim::moe::Transport transport, int experts) {
   const ccsim::Topology topo = dgx(nodes);
   ccsim::moe::LayerRequest q;
   q.config.ep = topo.num_gpus();
   q.config.gpus_per_node = topo.gpus_per_node();
   q.config.node_limit = 4;
+  q.config.experts = experts;
   q.routing = ccsim::moe::parse_routing_spec("ratio:2.5");
-  q.transports = {ccsim::moe::Transport::DeepepNormal};
+  q.transports = {transport};
   const double t0 = now_s();
   const ccsim::moe::LayerReport r = ccsim::moe::run_layer(topo, q);
   const double wall = now_s() - t0;
   const auto& t = r.transports.front();
-  std::printf("| moe deepep-normal ratio:2.5, 4096 tok | %5d | %9zu | dispatch %8.1f us | combine %8.1f us | %8.2f | %9.0f |\n",
-              topo.num_gpus(), t.dispatch.transfers + t.combine.transfers, t.dispatch.time_us, t.combine.time_us, wall,
-              peak_rss_mib());
+  std::printf("| moe %s ratio:2.5, %d experts, 4096 tok | %5d | %9zu | %8.1f us | %8.1f us | %8.2f | %9.0f |\n",
+              ccsim::moe::transport_name(transport), experts, topo.num_gpus(), t.dispatch.transfers + t.combine.transfers,
+              t.dispatch.time_us, t.combine.time_us, wall, peak_rss_mib());
+  std::fflush(stdout);
 }
 
 // A log of `rows` sizes 1 KiB apart, out-of-place and in-place: 20 us + size / 100 GB/s, a 15%
@@ -146,8 +151,11 @@ void calibrate_rows_case(int rows) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--moe") == 0) {
     std::printf("| case | GPUs | transfers | dispatch | combine | wall s | peak RSS MiB |\n|---|---|---|---|---|---|---|\n");
-    moe_case(32);
-    moe_case(128);
+    using ccsim::moe::Transport;
+    moe_case(32, Transport::DeepepNormal, 256);
+    moe_case(128, Transport::DeepepNormal, 1024);
+    moe_case(32, Transport::Nccl, 256);
+    moe_case(32, Transport::DeepepLowLatency, 256);
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--calibrate-rows") == 0) {

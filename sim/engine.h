@@ -23,6 +23,9 @@ struct EngineOptions {
   int pipeline_depth = nccl230::kSteps / 2;  // slices in flight per connection: NCCL_STEPS (8) / Simple SLICESTEPS (2)
   int parallel_jobs = 2;         // simulations run side by side in child processes
   bool record_transfers = false; // return start/end of every transfer
+  // simulate_workload only: one simulation per group of records that share no constraint, and per
+  // barrier-separated operation (sim/split.h; exact up to SimGrid's precision, docs/engine.md).
+  bool split_independent = false;
 };
 
 struct LinkStat {

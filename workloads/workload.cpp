@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/split.h"
+
 namespace ccsim {
 namespace {
 
@@ -127,7 +129,14 @@ WorkloadResult simulate_workload(const Topology& topo, const std::vector<Workloa
   options.record_transfers = true;
   options.exploit_symmetry = false;
   options.merge_identical = false;
-  w.sim = simulate_one(topo, w.composed, options);
+  if (options.split_independent) {
+    std::vector<std::size_t> cuts;  // the barriers between operations
+    for (std::size_t k = 0; k < ops.size(); ++k)
+      if (ops[k].start == WorkloadOp::Start::AfterBarrier) cuts.push_back(w.ranges[k].gate_begin);
+    w.sim = simulate_split(topo, w.composed, options, cuts);
+  } else {
+    w.sim = simulate_one(topo, w.composed, options);
+  }
   const auto n = static_cast<std::size_t>(w.composed.nranks);
   for (std::size_t k = 0; k < ops.size(); ++k) {
     OpTiming op;

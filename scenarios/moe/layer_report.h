@@ -19,7 +19,13 @@ struct LayerRequest {
   std::vector<Transport> transports{Transport::DeepepNormal};
   TransportOptions options;
   double expert_compute_us = 0;  // between dispatch and combine (the expert GEMMs); 0: back to back
-  EngineOptions engine;
+  // The layer's rails and nodes, and dispatch and combine, in separate simulations (sim/split.h):
+  // the same results, far faster at large EP (docs/moe.md "Speed").
+  EngineOptions engine = [] {
+    EngineOptions o;
+    o.split_independent = true;
+    return o;
+  }();
 };
 
 struct PhaseReport {
