@@ -1,13 +1,15 @@
 #include "sim/engine.h"
 
-#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
+
+#include <boost/heap/fibonacci_heap.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <chrono>
@@ -164,9 +166,67 @@ SimResult deserialize(const std::string& data) {
   return r;
 }
 
+// Starts due at a later simulated time, with SimGrid's public S4U API only (docs/engine.md, "The
+// agenda"). The replay runs the engine up to the earliest entry (Engine::run_until: the solver's
+// next step is bounded by that date, exactly as a kernel timer bounds it) and fires the entries
+// whose date has come. An entry added while the engine runs, earlier than the date it runs to, ends
+// that run after the current step: an Exec without a host can never start, so vetoable_start()
+// puts it in the set Engine::track_vetoed_activities watches, and a non-empty set stops the run.
+// Entries fire in the order SimGrid fired its timers: the same heap (a Fibonacci heap ordered by
+// date alone) under the same pushes and pops, and due entries before the step's completions.
+class Agenda {
+ public:
+  // `id` fires at `date` (> now).
+  void add(double date, std::uint32_t id) {
+    heap_.push({date, id});
+    if (running_ && (bound_ < 0 || date < bound_) && vetoed_.empty()) stopper_->vetoable_start();
+  }
+  // Pops and fires every entry whose date has come, earliest first.
+  template <class Fire> void fire_due(Fire&& fire) {
+    while (!heap_.empty() && sg4::Engine::get_clock() >= heap_.top().first) {
+      const std::uint32_t id = heap_.top().second;
+      heap_.pop();
+      fire(id);
+    }
+  }
+  // Runs the simulation to its end; `fire` may add entries and start activities.
+  template <class Fire> void run(const sg4::Engine& engine, Fire&& fire) {
+    stopper_ = sg4::Exec::init();  // no host: never assigned, so every vetoable_start() is vetoed
+    engine.track_vetoed_activities(&vetoed_);
+    for (;;) {
+      const bool bounded = !heap_.empty();
+      bound_ = bounded ? heap_.top().first : -1.0;
+      running_ = true;
+      if (bounded)
+        engine.run_until(bound_);
+      else
+        engine.run();
+      running_ = false;
+      const bool stopped = !vetoed_.empty();
+      vetoed_.clear();
+      fire_due(fire);
+      if (!bounded && !stopped) break;  // nothing left to simulate and nothing added meanwhile
+    }
+    engine.track_vetoed_activities(nullptr);
+    stopper_ = nullptr;
+  }
+
+ private:
+  struct Later {
+    bool operator()(const std::pair<double, std::uint32_t>& a, const std::pair<double, std::uint32_t>& b) const {
+      return a.first > b.first;
+    }
+  };
+  boost::heap::fibonacci_heap<std::pair<double, std::uint32_t>, boost::heap::compare<Later>> heap_;
+  std::set<sg4::Activity*> vetoed_;
+  sg4::ExecPtr stopper_;
+  double bound_ = -1.0;  // the date the engine runs to (-1: to the end)
+  bool running_ = false;
+};
+
 // Everything the replay shares during one simulation. The replay has no actors: transfers are
-// started from SimGrid's completion callbacks (maestro context) and kernel timers, which costs no
-// context switch, semaphore or actor stack per transfer (docs/engine.md, "event-driven replay").
+// started from SimGrid's completion callbacks (maestro context) and from the agenda, which costs
+// no context switch, semaphore or actor stack per transfer (docs/engine.md, "event-driven replay").
 struct Replay {
   std::vector<std::uint32_t> reps;            // representative transfer ids (merged schedule)
   std::vector<int> route_of;                  // per rep index: route index
@@ -181,6 +241,7 @@ struct Replay {
   std::vector<sg4::Host*> route_src, route_dst;
   std::vector<sg4::CommPtr> comms;            // per rep index while in flight
   sg4::CommPtr finished;                      // the last completed comm, released at the next completion
+  Agenda agenda;                              // transfers (and markers) waiting for their ready time
 };
 
 void start_now(Replay* R, std::uint32_t t) {
@@ -203,14 +264,22 @@ void launch(Replay* R, std::uint32_t t) {
   if (R->route_of[t] < 0) {  // a marker: no route, no bytes
     const double ready = R->ready_at[t] + R->delay[t];
     if (ready > now)
-      simgrid::kernel::timer::Timer::set(ready, [R, t] { complete_marker(R, t); });
+      R->agenda.add(ready, t);
     else
       complete_marker(R, t);
     return;
   }
   const double ready = R->ready_at[t] + R->delay[t] - R->route_delay[R->route_of[t]];
   if (ready > now)
-    simgrid::kernel::timer::Timer::set(ready, [R, t] { start_now(R, t); });
+    R->agenda.add(ready, t);
+  else
+    start_now(R, t);
+}
+
+// An agenda entry whose time has come.
+void fire(Replay* R, std::uint32_t t) {
+  if (R->route_of[t] < 0)
+    complete_marker(R, t);
   else
     start_now(R, t);
 }
@@ -483,7 +552,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   R.start.assign(nrep, 0.0);
   R.end.assign(nrep, 0.0);
   R.comms.resize(nrep);
-  sg4::Activity::on_completion_cb([&R](const sg4::Activity& a) {
+  const auto fire_entry = [&R](std::uint32_t t) { fire(&R, t); };
+  sg4::Activity::on_completion_cb([&R, &fire_entry](const sg4::Activity& a) {
+    R.agenda.fire_due(fire_entry);  // entries due at this step first, as SimGrid's timers were
     on_transfer_done(&R, static_cast<std::uint32_t>(a.get_data<std::uint32_t>() - R.reps.data()));
   });
   // The roots first, then launch them: a root marker completes at once and may start other transfers,
@@ -493,7 +564,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     if (R.pending[i] == 0) roots.push_back(i);
   for (std::uint32_t i : roots) launch(&R, i);
   prof("platform+launch", pt);
-  engine.run();
+  R.agenda.run(engine, fire_entry);
   prof("run", pt);
   result.flows_simulated = nrep;
   for (std::size_t i = 0; i < nrep; ++i)

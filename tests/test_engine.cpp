@@ -91,6 +91,57 @@ TEST(Engine, DependenciesAndDelaysChain) {
   EXPECT_NEAR(simulate_one(topo, s, {}).time_s, expected, 1e-9 * expected);
 }
 
+// Starts after a transfer's own delay (beyond its route's) wait in the engine's agenda: X's start
+// at 60 us is pending before the run; A's completion then adds two earlier ones (the marker M at
+// A + 5 us and B at A + 10 us), which must end the run towards 60 us early. Every start and end
+// is the hand-derived one (route latency + bytes / NIC), and M's successor C starts at M's end.
+TEST(Engine, DelayedStartsAddedDuringTheRunFireAtTheirOwnTime) {
+  const Topology topo = build_topology(single_gpu_nodes_spec(2, 512, 1.0), "test");
+  const double lat = route_latency_s(topo, route_between_gpus(topo, 0, 1));
+  ASSERT_NEAR(lat, route_latency_s(topo, route_between_gpus(topo, 1, 0)), 1e-15);
+  const double bytes = 5e5, move = lat + bytes / kNicBps;  // 10 us on the NIC
+  Schedule s;
+  s.nranks = 2;
+  s.size_bytes = bytes;
+  Transfer fwd;
+  fwd.src = 0;
+  fwd.dst = 1;
+  fwd.bytes = bytes;
+  Transfer back = fwd;
+  back.src = 1;
+  back.dst = 0;
+  const auto a = s.add(fwd, {});    // A: 0 -> 1 at 0
+  s.add(back, {});                  // X0: 1 -> 0 at 0 (its route's delay is 0)
+  Transfer b = fwd;
+  b.step = 1;
+  b.delay_s = 10e-6;
+  s.add(b, {a});                    // B: 0 -> 1, 10 us after A
+  Transfer m;
+  m.src = m.dst = 0;
+  m.step = 1;
+  m.delay_s = 5e-6;
+  const auto mk = s.add(m, {a});    // M: marker, 5 us after A
+  Transfer c = back;
+  c.step = 1;
+  s.add(c, {mk});                   // C: 1 -> 0 when M ends
+  Transfer x = back;
+  x.step = 2;
+  x.delay_s = 60e-6;
+  s.add(x, {});                     // X: 1 -> 0 at 60 us
+  EngineOptions o;
+  o.record_transfers = true;
+  const SimResult r = simulate_one(topo, s, o);
+  const std::vector<double> start = {0, 0, move + 10e-6, move + 5e-6, move + 5e-6, 60e-6};
+  const std::vector<double> end = {move, move, 2 * move + 10e-6, move + 5e-6, 2 * move + 5e-6, 60e-6 + move};
+  ASSERT_EQ(r.transfer_start_s.size(), start.size());
+  for (std::size_t i = 0; i < start.size(); ++i) {
+    EXPECT_NEAR(r.transfer_start_s[i], start[i], 1e-12) << "transfer " << i;
+    EXPECT_NEAR(r.transfer_end_s[i], end[i], 1e-12) << "transfer " << i;
+  }
+  EXPECT_NEAR(r.time_s, 60e-6 + move, 1e-12);
+  ASSERT_LT(2 * move + 10e-6, 60e-6);  // the hand derivation assumes no overlap on the NICs
+}
+
 TEST(Engine, TwoRingsOverOneSharedLinkEachGetHalf) {
   // Two single-GPU nodes, one NIC each: force two ring families onto the same rail, so both cross
   // the same NIC link in the same direction at every step.
