@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/line_limit.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -164,6 +165,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
 
   while (std::getline(in, raw)) {
     ++ln;
+    if (raw.size() > kMaxLineChars) fail(ln, line_too_long(raw.size()));  // before any std::regex (common/text.h)
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (is_provenance(raw)) continue;
     std::string t = trim(raw);

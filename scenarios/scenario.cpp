@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/json_input.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "calibrate/nccl_tests_log.h"
 #include "topologies/spec.h"
@@ -154,7 +155,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   root.expect_object({"format", "name", "description", "cluster", "workloads", "variants", "report"});
   if (!root.has("format")) root.fail("missing 'format' (expected \"" + std::string(kScenarioFormat) + "\")");
   if (root.at("format").string() != kScenarioFormat)
-    root.at("format").fail("unknown format '" + root.at("format").string() + "' (expected " + kScenarioFormat + ")");
+    root.at("format").fail("unknown format '" + cut_for_message(root.at("format").string()) + "' (expected " + kScenarioFormat + ")");
   sc.name = root.string_or("name", "scenario");
   sc.description = root.string_or("description", "");
 
