@@ -501,6 +501,10 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
         // measured / model bandwidth: a run does not beat its own asymptote by more than noise.
         if (!(e > 0 && e <= kMaxEfficiencyFactor))
           rd.fail(q + "/1", "factor must be in (0, " + fmt(kMaxEfficiencyFactor) + "] (got " + k[1].dump() + ")");
+        // The factor multiplies beta_Bps: the bandwidth it gives must stay within the same range.
+        if (c.beta_Bps * e < kMinCalibratedBandwidth_Bps || c.beta_Bps * e > kMaxCalibratedBandwidth_Bps)
+          rd.fail(q + "/1", "factor " + k[1].dump() + " x beta_Bps " + fmt(c.beta_Bps) + " = " + fmt(c.beta_Bps * e) +
+                                " B/s is outside 1e6 (1 MB/s) .. 1e13 B/s (10 TB/s; docs/calibration.md, Limits)");
         if (!c.efficiency.empty() && !(s > c.efficiency.back().first))
           rd.fail(q + "/0", "sizes must increase (got " + k[0].dump() + " after " + fmt(c.efficiency.back().first) + ")");
         c.efficiency.emplace_back(s, e);

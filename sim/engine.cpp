@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -569,6 +570,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     if (ux != uy) return ux > uy;
     return std::tie(x.from, x.to) < std::tie(y.from, y.to);
   });
+  // Inputs are bounded (docs/topology.md, Limits) so that no time is infinite; should one be, it is
+  // an internal error, never a row of "inf" printed with exit 0.
+  if (!std::isfinite(result.time_s))
+    throw std::runtime_error("the simulated time is not finite (a rate or delay outside the documented limits)");
   return result;
 }
 
