@@ -85,6 +85,28 @@ TEST(HardeningRanges, SimGridConfigurationIsCheckedBeforeSimGridSeesIt) {
                      {"CCSIM_SIMGRID_CFG: expected KEY:VALUE", "network/model", "(got 'garbage')"});
   expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=host/model:x"), {"CCSIM_SIMGRID_CFG"});
   EXPECT_EQ(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=surf/precision:1e-9").code, 0);
+  // Known keys with values SimGrid aborts on (signal 6) or that give times beyond physics.
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/model:bogus"),
+                     {"CCSIM_SIMGRID_CFG: network/model must be one of CM02, LV08 (got 'bogus')"});
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/bandwidth-factor:0"),
+                     {"CCSIM_SIMGRID_CFG: network/bandwidth-factor must be a number in (0, 1] (got '0')"});
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=surf/precision:abc"),
+                     {"CCSIM_SIMGRID_CFG: surf/precision must be a number in [1e-15, 0.01] (got 'abc')"});
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/latency-factor:1e300"),
+                     {"CCSIM_SIMGRID_CFG: network/latency-factor must be a number in (0, 10] (got '1e300')"});
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/optim:full"),
+                     {"network/optim must be one of Full, Lazy (got 'full')"});
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/TCP-gamma:1"), {"CCSIM_SIMGRID_CFG"});
+  // Cross traffic on aborted SimGrid: ccsim's platform has no reverse routes.
+  expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/crosstraffic:1"),
+                     {"network/crosstraffic must be one of 0, no, false, off (got '1')"});
+  // Every allowed key reaches SimGrid without an abort.
+  for (const std::string& ok : {"network/model:LV08", "network/optim:Lazy", "network/maxmin-selective-update:yes",
+                                "network/crosstraffic:0", "network/latency-factor:2", "network/bandwidth-factor:0.9",
+                                "network/weight-S:8775", "maxmin/precision:1e-9"}) {
+    const auto r = ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=" + ok);
+    EXPECT_EQ(r.code, 0) << ok << ": " << r.err;
+  }
 }
 
 
