@@ -1,5 +1,6 @@
 // `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "algorithms/nccl_channels.h"
@@ -12,6 +13,35 @@
 #include "scenarios/replay.h"
 
 namespace ccsim {
+namespace {
+
+// A schedule record costs ~85 bytes (the Transfer and its dependencies: 1024 GPUs' ring, 16.8 M
+// records, 1.4 GiB). The limit is the engine's largest ring (2048 GPUs, 67 M records, ~5.6 GiB)
+// with a little room; `--expand` (one record per channel and chunk) reached 8.9 GB and bad_alloc.
+constexpr double kScheduleRecordBytes = 85;
+constexpr std::size_t kMaxScheduleRecords = std::size_t{80} << 20;  // 83.9 M records, ~6.6 GiB
+// --dump prints ~110 bytes per record: 1 M lines (~110 MB, ~10 s) at most (2048 GPUs took > 100 s).
+constexpr std::size_t kMaxDumpRecords = std::size_t{1} << 20;
+
+std::string gib(double bytes) { return strprintf("%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+void check_gpus(const Topology& topo, const ParsedArgs& args) {
+  if (topo.num_gpus() > kMaxEngineGpus)
+    throw InputError(args.has("nodes") ? "--nodes" : "--topology",
+                     std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
+                         std::to_string(kMaxEngineGpus) + " (the schedules it replays grow as GPUs squared: ~6 GiB at " +
+                         std::to_string(kMaxEngineGpus) + "; docs/errors.md)");
+}
+
+// Before a schedule of `records` is printed: --dump beyond kMaxDumpRecords is refused up front.
+void check_dump(std::size_t records, const ParsedArgs& args) {
+  if (args.has("dump") && records > kMaxDumpRecords)
+    throw InputError("--dump", "the schedule has " + std::to_string(records) + " records, above the " +
+                                   std::to_string(kMaxDumpRecords) +
+                                   " that --dump prints (~110 MB of text; docs/errors.md); drop --dump for the counts, or use fewer nodes");
+}
+
+}  // namespace
 
 int run_schedule(const std::vector<std::string>& argv) {
   auto specs = topology_option_specs();
@@ -38,6 +68,7 @@ int run_schedule(const std::vector<std::string>& argv) {
                                                      "' (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
                                                      "sendrecv, alltoall)");
   const Topology topo = topology_from_args(args, "dgx-h100");
+  check_gpus(topo, args);
   const double size = static_cast<double>(parse_size_arg(args, "size", 32ull << 20));  // --size 32M
   const std::string algo = lower(args.get("algo", "ring"));
   if (algo != "ring") {
@@ -65,6 +96,7 @@ int run_schedule(const std::vector<std::string>& argv) {
     if (proto_index < 0) throw InputError(args.spelled("proto"), "unknown protocol '" + proto_name + "' (LL, LL128, Simple)");
     const ReplayRecipe recipe = replay_recipe(ctx, chosen, static_cast<Proto>(proto_index));
     const Schedule s = recipe.build(size);
+    check_dump(s.transfers.size(), args);
     std::cout << "# " << recipe.label << ": " << s.nranks << " GPUs, " << s.switches.size() << " switch endpoints\n";
     if (args.has("dump"))
       std::cout << s.dump();
@@ -80,6 +112,7 @@ int run_schedule(const std::vector<std::string>& argv) {
     if (root >= topo.num_gpus()) throw InputError("-r", "root " + std::to_string(root) + " is not a rank");
     const CollectiveSchedule cs =
         collective_schedule(topo, summarize_for_nccl(topo), collective, size, root, Proto::Simple, channels);
+    check_dump(cs.schedule.transfers.size(), args);
     std::cout << "# " << collective << " as " << cs.label << ": " << cs.schedule.transfers.size() << " transfers\n";
     if (args.has("dump")) std::cout << cs.schedule.dump();
     std::cout << std::flush;
@@ -89,6 +122,24 @@ int run_schedule(const std::vector<std::string>& argv) {
   const RingPlan plan = plan_rings(topo, channels);
   RingScheduleOptions opts;
   opts.expand_channels_and_chunks = args.has("expand");
+  {
+    // The records ring_schedule will hold (algorithms/ring.cpp: per step, n per family, times channels
+    // x chunks when expanded), refused up front when their memory is beyond kMaxScheduleRecords.
+    const int n = topo.num_gpus(), families = static_cast<int>(plan.families.size());
+    double records = 0;
+    for (const auto& fam : plan.families) {
+      const double chunks = std::max(1.0, std::ceil(size / n / families / fam.channels / kSimpleChunkBytes));
+      records += static_cast<double>(n) * (opts.expand_channels_and_chunks ? fam.channels * chunks : 1.0);
+    }
+    records *= ring_steps(collective, n);
+    if (records > static_cast<double>(kMaxScheduleRecords))
+      throw InputError(opts.expand_channels_and_chunks ? "--expand" : (args.has("nodes") ? "--nodes" : "--topology"),
+                       strprintf("the schedule would hold %.3g records (~", records) + gib(records * kScheduleRecordBytes) +
+                           " at " + std::to_string(static_cast<int>(kScheduleRecordBytes)) + " bytes each), above ccsim's limit of " +
+                           std::to_string(kMaxScheduleRecords) + " (~" + gib(kMaxScheduleRecords * kScheduleRecordBytes) +
+                           "; docs/errors.md)" + (opts.expand_channels_and_chunks ? "; drop --expand or use fewer nodes" : "; use fewer nodes"));
+    check_dump(static_cast<std::size_t>(records), args);
+  }
   const Schedule s = ring_schedule(topo, plan, collective, size, opts);
   std::cout << "# ring families: " << plan.families.size() << ", channels: " << plan.total_channels() << "\n";
   for (std::size_t f = 0; f < plan.families.size(); ++f) {

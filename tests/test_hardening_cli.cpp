@@ -45,5 +45,26 @@ TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   EXPECT_NE(r.out.find("131072 ranks"), std::string::npos);
 }
 
+// Library exceptions instead of an up-front limit: moe --tokens 1e8 ended in std::bad_alloc (1e7 ran
+// 90 s silently), schedule --nodes 3000 and --nodes 2048 --expand in bad_alloc, --nodes 256 --expand
+// took 47 s and 8.9 GB and --nodes 256 --dump over 100 s.
+TEST(HardeningCli, MoeAndScheduleSizesAreLimitedUpFront) {
+  expect_input_error(ccsim("moe --tokens 100000000"),
+                     {"--tokens: 100000000 tokens per rank x EP 8 x top-k 8 = 6400000000 (token, expert) pairs, above "
+                      "ccsim's limit of 67108864"});
+  expect_input_error(ccsim("moe --tokens 10000000"), {"--tokens", "above ccsim's limit of 67108864", "~0.4 GiB"});
+  EXPECT_EQ(ccsim("moe --tokens 4096").code, 0);
+  expect_input_error(ccsim("schedule --nodes 3000"), {"--nodes: 24000 GPUs is above the engine's limit of 2048"});
+  expect_input_error(ccsim("schedule --nodes 2048 --expand"), {"--nodes: 16384 GPUs is above the engine's limit of 2048"});
+  expect_input_error(ccsim("schedule --nodes 256 --expand"),
+                     {"--expand: the schedule would hold", "above ccsim's limit of 83886080", "drop --expand"});
+  expect_input_error(ccsim("schedule --nodes 256 --dump"),
+                     {"--dump: the schedule has", "above the 1048576 that --dump prints"});
+  expect_input_error(ccsim("schedule --nodes 256 --algo tree --dump"), {"--dump: the schedule has"});
+  // Within the limits: answered.
+  const auto r = ccsim("schedule --nodes 2 --expand");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" transfers, "), std::string::npos);
+}
 }  // namespace
 }  // namespace ccsim
