@@ -519,6 +519,19 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
       c.fit.r2 = r2.is_number() ? r2.get<double>() : 0.0;
       c.fit.max_rel_residual = rd.number(fit, p + "/fit", "max_rel_residual", false, 0, true);
       c.fit.points = static_cast<std::size_t>(rd.integer(fit, p + "/fit", "points"));
+      // Informative, but of the shape ccsim writes: an array of objects of numbers (fit_to_json).
+      const json& segs = rd.member(fit, p + "/fit", "segments", false);
+      if (!segs.is_null()) {
+        if (!segs.is_array())
+          rd.fail(p + "/fit/segments", "must be an array of segment objects (got " + cut_for_message(segs.dump()) + ")");
+        for (std::size_t i = 0; i < segs.size(); ++i) {
+          const std::string q = p + "/fit/segments/" + std::to_string(i);
+          if (!segs[i].is_object()) rd.fail(q, "must be an object (got " + cut_for_message(segs[i].dump()) + ")");
+          for (auto m = segs[i].begin(); m != segs[i].end(); ++m)
+            if (!m.value().is_number() || !std::isfinite(m.value().get<double>()))
+              rd.fail(q + "/" + cut_for_message(m.key()), "must be a number (got " + cut_for_message(m.value().dump()) + ")");
+        }
+      }
     }
     c.fit.latency_s = c.launch_s + (c.ranks > 1 ? ring_steps(c.collective, c.ranks) * c.alpha_s : 0);
     c.fit.beta_Bps = c.beta_Bps;

@@ -1,10 +1,12 @@
 // `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <iostream>
 
 #include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
+#include "algorithms/tuner.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
@@ -71,7 +73,35 @@ int run_schedule(const std::vector<std::string>& argv) {
   check_gpus(topo, args);
   const double size = static_cast<double>(parse_size_arg(args, "size", 32ull << 20));  // --size 32M
   const std::string algo = lower(args.get("algo", "ring"));
-  if (algo != "ring") {
+  // --proto, or NCCL_PROTO as predict reads it: one protocol for the schedule. A bad value is exit 2
+  // (it was ignored with exit 0, and --proto made no difference to the ring's schedule).
+  std::string proto_given, proto_where;
+  if (args.has("proto")) {
+    proto_given = lower(args.get("proto"));
+    proto_where = args.spelled("proto");
+  } else if (const char* env = std::getenv("NCCL_PROTO"); env && *env) {
+    const AlgoProtoFilter f = parse_algo_filter("", env, "NCCL_PROTO");  // NCCL's list syntax, checked as predict does
+    int allowed = 0, only = -1;
+    for (int p = 0; p < kNumProtos; ++p)
+      if (f.proto[0][p]) ++allowed, only = p;
+    if (allowed == 1) {  // a list of several leaves the algorithm's default
+      proto_given = lower(to_string(static_cast<Proto>(only)));
+      proto_where = "NCCL_PROTO";
+    }
+  }
+  if (!proto_given.empty()) {
+    bool known = false;
+    for (int p = 0; p < kNumProtos; ++p) known = known || proto_given == lower(to_string(static_cast<Proto>(p)));
+    if (!known)
+      throw InputError(proto_where, "unknown protocol '" + cut_for_message(proto_given) + "' (LL, LL128, Simple)");
+    if (proto_given != "simple" && (is_chain_collective(collective) || is_p2p_collective(collective)))
+      throw InputError(proto_where, collective + "'s schedule is NCCL's " +
+                                        (is_p2p_collective(collective) ? "P2P" : "ring chain") +
+                                        " with Simple; another protocol applies to all_reduce, all_gather and reduce_scatter");
+  }
+  // A ring with a protocol is the engine's replay of it (the protocol's wire bytes and timing).
+  const bool replay = algo != "ring" || (!proto_given.empty() && ring);
+  if (replay) {
     // Any other algorithm the engine replays: the schedule predict would simulate (scenarios/replay.h).
     // NCCL's algorithm names, case-insensitive, and "nvls_tree" for NVLSTree.
     int algo_index = -1;
@@ -80,7 +110,7 @@ int run_schedule(const std::vector<std::string>& argv) {
     if (algo == "nvls_tree") algo_index = static_cast<int>(Algo::NVLSTree);
     if (algo_index < 0)
       throw InputError(args.spelled("algo"),
-                       "unknown algorithm '" + algo + "' (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)");
+                       "unknown algorithm '" + cut_for_message(algo) + "' (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)");
     const Algo chosen = static_cast<Algo>(algo_index);
     const NcclTopoSummary summary = summarize_for_nccl(topo);
     ReplayContext ctx;
@@ -89,11 +119,10 @@ int run_schedule(const std::vector<std::string>& argv) {
     ctx.summary = &summary;
     std::string why;
     if (!engine_replays(ctx, chosen, &why)) throw InputError(args.spelled("algo"), why);
-    const std::string proto_name = lower(args.get("proto", chosen == Algo::Tree ? "ll128" : "simple"));
+    const std::string proto_name = proto_given.empty() ? (chosen == Algo::Tree ? "ll128" : "simple") : proto_given;
     int proto_index = -1;
     for (int p = 0; p < kNumProtos; ++p)
       if (proto_name == lower(to_string(static_cast<Proto>(p)))) proto_index = p;
-    if (proto_index < 0) throw InputError(args.spelled("proto"), "unknown protocol '" + proto_name + "' (LL, LL128, Simple)");
     const ReplayRecipe recipe = replay_recipe(ctx, chosen, static_cast<Proto>(proto_index));
     const Schedule s = recipe.build(size);
     check_dump(s.transfers.size(), args);

@@ -66,5 +66,25 @@ TEST(HardeningCli, MoeAndScheduleSizesAreLimitedUpFront) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find(" transfers, "), std::string::npos);
 }
+
+// schedule ignored --proto (and NCCL_PROTO), a bogus value included, with exit 0.
+TEST(HardeningCli, ScheduleChecksAndHonoursTheProtocol) {
+  expect_input_error(ccsim("schedule --proto bogus"), {"--proto: unknown protocol 'bogus' (LL, LL128, Simple)"});
+  expect_input_error(ccsim("schedule", "", "NCCL_PROTO=bogus"), {"NCCL_PROTO", "bogus"});
+  expect_input_error(ccsim("schedule --collective broadcast --proto LL"), {"--proto: broadcast's schedule is NCCL's ring chain"});
+  const auto simple = ccsim("schedule -b 1M --proto Simple --dump");
+  const auto ll = ccsim("schedule -b 1M --proto LL --dump");
+  const auto env = ccsim("schedule -b 1M --dump", "", "NCCL_PROTO=LL");
+  ASSERT_EQ(simple.code, 0) << simple.err;
+  ASSERT_EQ(ll.code, 0) << ll.err;
+  EXPECT_NE(simple.out, ll.out);
+  EXPECT_EQ(env.out, ll.out);
+  // LL's flags double the bytes on the wire: the first record's bytes.
+  auto first_bytes = [](const std::string& dump) {
+    const auto at = dump.find(" bytes=");
+    return at == std::string::npos ? -1.0 : std::stod(dump.substr(at + 7));
+  };
+  EXPECT_DOUBLE_EQ(first_bytes(ll.out), 2 * first_bytes(simple.out)) << ll.out.substr(0, 300);
+}
 }  // namespace
 }  // namespace ccsim

@@ -74,6 +74,7 @@ TEST(HardeningJson, NamesWithControlCharactersAreRefused) {
             std::string::npos);
 }
 
+
 TEST(HardeningJson, ErrorsQuoteValuesCut) {
   nlohmann::json spec = load_topology_spec("dgx-h100");
   spec["node"]["gpu"]["count"] = std::string(60000, 'x');
@@ -94,6 +95,19 @@ TEST(HardeningJson, CalibrationNullAndWrongTypesNameThePlace) {
   expect_input_error(
       ccsim("all_reduce_perf --calibration " + write_temp("fitp.json", base + R"("beta_Bps": 3e11, "fit": {"points": [1]}}}})")),
       {"fitp.json: /classes/nvlink/fit/points"});
+  // fit.segments of the wrong shape were accepted with exit 0.
+  for (const auto& [seg, place] : std::vector<std::pair<std::string, std::string>>{
+           {R"([1, "x"])", "/classes/nvlink/fit/segments/0: must be an object (got 1)"},
+           {R"("x")", "/classes/nvlink/fit/segments: must be an array of segment objects (got \"x\")"},
+           {R"([{"from_bytes": "x"}])", "/classes/nvlink/fit/segments/0/from_bytes: must be a number (got \"x\")"}}) {
+    expect_input_error(ccsim("all_reduce_perf --calibration " +
+                             write_temp("seg.json", base + R"("beta_Bps": 3e11, "fit": {"segments": )" + seg + "}}}}")),
+                       {"seg.json: " + place});
+  }
+  EXPECT_EQ(ccsim("all_reduce_perf -b 1M -e 1M --calibration " +
+                  write_temp("segok.json", base + R"("beta_Bps": 3e11, "fit": {"segments": [{"from_bytes": 1, "beta_Bps": 3e11}]}}}})"))
+                .code,
+            0);
 }
 
 TEST(HardeningJson, XmlNestingIsLimited) {
