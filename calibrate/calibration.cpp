@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -378,6 +379,11 @@ void add_perftest_file(Calibration& cal, const std::string& path) {
 void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text) {
   std::istringstream in(text);
   const auto runs = parse_perftest_log(in, path);
+  for (const auto& run : runs)
+    if (run.cut_line > 0)  // a warning on stderr: the table's rows are used, the sizes after the cut are missing
+      std::cerr << "ccsim: warning: " << path << ": line " << run.cut_line << ": the perftest table of line " << run.header_line
+                << " ends with the file, without its closing '----' line (output cut short?); its " << run.samples.size()
+                << " rows are used\n";
   NicCalibration nic = cal.nic.value_or(NicCalibration{});
   bool used = false;
   for (std::size_t r = 0; r < runs.size(); ++r) {

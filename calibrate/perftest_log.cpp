@@ -310,6 +310,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
       p.use_cuda = true;
     if (t.find(':') != std::string::npos) read_params(t, p);
   }
+  if (in_table) run->cut_line = ln;  // no closing dashed line: the caller warns
   if (in_table) close_table(ln);
   if (runs.empty()) throw InputError(filename, "no perftest result table found (expected a header line starting with '#bytes')");
   return runs;

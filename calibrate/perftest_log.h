@@ -40,6 +40,7 @@ struct PerftestRun {
   std::vector<std::string> columns;  // column names as found in the header
   std::vector<PerftestSample> samples;
   int header_line = 0;        // line of the column header
+  int cut_line = 0;           // the file's last line when it ends inside the table (no closing '----' line: cut short?)
 };
 
 // Parses every run of a log (a file may hold several runs, e.g. a server and a client, or a sweep of tests).

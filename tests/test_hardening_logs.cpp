@@ -184,6 +184,20 @@ TEST(HardeningLogs, HundredKilobyteLinesInNcclTestsLogsAndJson) {
                      {"mb_sc.json: /format: unknown format '" + std::string(80, 'n') + "... (1048576 bytes)'"});
 }
 
+// Rows and sections dropped without a word: an nccl-tests row with time 0 or size -8, nvidia-smi
+// output cut before its Legend, a perftest table cut before its closing dashed line.
+TEST(HardeningLogs, ImpossibleRowsAndCutOutputAreNotSilent) {
+  const std::string log = first_lines(data("nccl-tests/a100x8-1node-allreduce.txt"), 43);
+  std::string zero = log;
+  const std::string row_time = "    103.8   40.40";
+  zero.replace(zero.find(row_time), row_time.size(), "    0   40.40");
+  expect_input_error(ccsim("calibrate " + write_temp("zero.txt", zero) + " -o " + temp_path("x.json")),
+                     {"zero.txt: line 30: field 'time' (column 6) is 0 for 4194304 bytes: not a measurement"});
+  std::string neg = log;
+  neg.replace(neg.find("     4194304 "), 13, "          -8 ");
+  expect_input_error(ccsim("calibrate " + write_temp("neg.txt", neg) + " -o " + temp_path("x.json")),
+                     {"neg.txt: line 30: field 'size' (column 1) is not a valid number: '-8'"});
+
   const std::string smi = data("samples/nvsmi_topo_1.txt");
   const std::string noleg = write_temp("noleg.txt", smi.substr(0, smi.find("Legend:")));
   const auto r = ccsim("topo --from-nvidia-smi " + noleg);
