@@ -130,7 +130,7 @@ class Reader {
     if (v.is_null()) return "";
     if (!v.is_string()) fail(path + "/" + key, "must be a string (got " + cut_for_message(v.dump()) + ")");
     if (find_control_char(v.get<std::string>()) != std::string::npos)
-      fail(path + "/" + key, "must not contain control characters such as newlines (got \"" +
+      fail(path + "/" + key, "must not contain control characters, line separators or invalid UTF-8 (got \"" +
                                  cut_for_message(v.get<std::string>()) + "\")");
     return v.get<std::string>();
   }

@@ -51,6 +51,17 @@ class Node {
   std::string string_or(const std::string& key, const std::string& fallback) const {
     return has(key) ? at(key).string() : fallback;
   }
+  // A name or description ccsim prints into tables and reports: no control character, line
+  // separator or invalid UTF-8 (common/text.h, find_control_char).
+  std::string text() const {
+    const std::string s = string();
+    if (find_control_char(s) != std::string::npos)
+      fail("must not contain control characters, line separators or invalid UTF-8 (got \"" + cut_for_message(s) + "\")");
+    return s;
+  }
+  std::string text_or(const std::string& key, const std::string& fallback) const {
+    return has(key) ? at(key).text() : fallback;
+  }
   double number() const {
     if (!v_.is_number()) fail("expected a number");
     return v_.get<double>();
@@ -105,7 +116,7 @@ ScenarioWorkload parse_workload(const Node& w) {
   if (nccl_tests_collective_from_name(out.collective) != out.collective)
     w.at("collective").fail("unknown collective '" + out.collective +
                             "' (expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv)");
-  out.name = w.string_or("name", out.collective + (out.kind == "straggler" ? "-straggler" : ""));
+  out.name = w.text_or("name", out.collective + (out.kind == "straggler" ? "-straggler" : ""));
   out.algo = w.string_or("algo", "");
   out.proto = w.string_or("proto", "");
   out.model = w.string_or("model", "engine");
@@ -156,8 +167,8 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   if (!root.has("format")) root.fail("missing 'format' (expected \"" + std::string(kScenarioFormat) + "\")");
   if (root.at("format").string() != kScenarioFormat)
     root.at("format").fail("unknown format '" + cut_for_message(root.at("format").string()) + "' (expected " + kScenarioFormat + ")");
-  sc.name = root.string_or("name", "scenario");
-  sc.description = root.string_or("description", "");
+  sc.name = root.text_or("name", "scenario");
+  sc.description = root.text_or("description", "");
 
   // ---- base cluster ----
   if (!root.has("cluster")) root.fail("missing 'cluster'");
@@ -216,7 +227,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
         item.expect_object({"name", "set"});
         ScenarioVariant nv;
         if (!item.has("name")) item.fail("missing 'name'");
-        nv.name = item.at("name").string();
+        nv.name = item.at("name").text();
         if (nv.name.empty()) item.at("name").fail("must not be empty");
         if (!seen.insert(nv.name).second) item.at("name").fail("duplicate variant name '" + nv.name + "'");
         if (item.has("set")) {

@@ -74,7 +74,8 @@ std::string fmt_num(double x) {
 }
 
 // A value as an error message quotes it: one short line however large the value.
-std::string describe(const json& j) { return cut_for_message(j.dump()); }
+// (Invalid UTF-8, possible in a --set string, is shown as U+FFFD rather than throwing.)
+std::string describe(const json& j) { return cut_for_message(j.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
 // Validation context: one JSON object at `path` in `source`.
 class Obj {
@@ -185,7 +186,8 @@ class Obj {
     if (v.get<std::string>().empty()) fail(key, "must not be empty");
     // Names are printed into tables and headers: a newline would forge a row, a NUL cut the line.
     if (find_control_char(v.get<std::string>()) != std::string::npos)
-      fail(key, "must not contain control characters such as newlines (got " + describe(v) + ")");
+      fail(key, "must not contain control characters, line separators or invalid UTF-8 (got \"" +
+                    cut_for_message(v.get<std::string>()) + "\")");
     out_[key] = v;
     return v.get<std::string>();
   }
@@ -294,7 +296,8 @@ void apply_override(json& spec, const std::string& assignment, const std::string
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   if (find_control_char(key) != std::string::npos)
-    throw InputError(where, "the key must not contain control characters (got '" + cut_for_message(key) + "')");
+    throw InputError(where, "the key must not contain control characters, line separators or invalid UTF-8 (got '" +
+                                cut_for_message(key) + "')");
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
