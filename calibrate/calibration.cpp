@@ -180,7 +180,7 @@ std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path,
                                                         const NcclTestsOptions& opt) {
   if (!opt.path_class.empty() &&
       std::find(calibration_classes().begin(), calibration_classes().end(), opt.path_class) == calibration_classes().end())
-    throw InputError("--class", "unknown path class '" + opt.path_class + "' (valid: nvlink, pcie, net)");
+    throw InputError("--class", "unknown path class '" + cut_for_message(opt.path_class) + "' (valid: nvlink, pcie, net)");
   if (!opt.collective.empty() && !is_ring_collective(nccl_tests_collective_from_name(opt.collective)))
     throw InputError("--collective", "'" + opt.collective +
                                          "' has no ring model to calibrate (valid: all_reduce, all_gather, reduce_scatter)");

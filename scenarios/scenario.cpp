@@ -111,10 +111,10 @@ ScenarioWorkload parse_workload(const Node& w) {
   ScenarioWorkload out;
   out.kind = w.string_or("kind", "sweep");
   if (out.kind != "sweep" && out.kind != "straggler")
-    w.at("kind").fail("unknown kind '" + out.kind + "' (expected sweep or straggler)");
+    w.at("kind").fail("unknown kind '" + cut_for_message(out.kind) + "' (expected sweep or straggler)");
   out.collective = w.has("collective") ? w.at("collective").string() : (w.fail("missing 'collective'"), "");
   if (nccl_tests_collective_from_name(out.collective) != out.collective)
-    w.at("collective").fail("unknown collective '" + out.collective +
+    w.at("collective").fail("unknown collective '" + cut_for_message(out.collective) +
                             "' (expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv)");
   out.name = w.text_or("name", out.collective + (out.kind == "straggler" ? "-straggler" : ""));
   out.algo = w.string_or("algo", "");

@@ -86,5 +86,22 @@ TEST(HardeningCli, ScheduleChecksAndHonoursTheProtocol) {
   };
   EXPECT_DOUBLE_EQ(first_bytes(ll.out), 2 * first_bytes(simple.out)) << ll.out.substr(0, 300);
 }
+
+// Error lines quoted whole user values up to ~1000 bytes with the whole message's byte count.
+TEST(HardeningCli, ErrorLinesCutQuotedValuesTo80Characters) {
+  const std::string big(60000, 'x');
+  const std::string cut = std::string(80, 'x') + "... (60000 bytes)";
+  for (const auto& [args, env] : std::vector<std::pair<std::string, std::string>>{
+           {"all_reduce_perf --algo " + big, ""},
+           {"all_reduce_perf --set node.nic.transport=" + big, ""},
+           {"moe --routing " + big, ""},
+           {"calibrate x.txt -o x.json --class " + big, ""},
+           {"all_reduce_perf -b 1M -e 1M", "NCCL_ALGO=" + big}}) {
+    const auto r = ccsim(args, "", env);
+    expect_input_error(r, {cut});
+    EXPECT_LT(r.err.size(), 300u) << r.err.substr(0, 400);
+  }
+}
+
 }  // namespace
 }  // namespace ccsim

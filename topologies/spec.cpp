@@ -194,7 +194,7 @@ class Obj {
   std::string choice(const std::string& key, const std::vector<std::string>& options, const std::string* def = nullptr) {
     const std::string s = string(key, def);
     if (std::find(options.begin(), options.end(), s) == options.end())
-      fail(key, "must be one of " + join(options) + " (got \"" + s + "\")");
+      fail(key, "must be one of " + join(options) + " (got \"" + cut_for_message(s) + "\")");
     return s;
   }
 
