@@ -165,7 +165,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
 
   while (std::getline(in, raw)) {
     ++ln;
-    if (raw.size() > kMaxLineChars) fail(ln, line_too_long(raw.size()));  // before any std::regex (common/text.h)
+    if (raw.size() > kMaxLineChars) fail(ln, line_too_long(raw.size()));  // before any std::regex (common/line_limit.h)
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (is_provenance(raw)) continue;
     std::string t = trim(raw);
