@@ -48,7 +48,7 @@ void parse_one(const std::string& text, const std::string& var, const std::strin
     std::string entry = trim(entries[k]);
     if (entry.empty()) {
       if (entries.size() == 1) return;
-      throw InputError(loc, "empty entry in \"" + text + "\"");
+      throw InputError(loc, "empty entry in \"" + cut_for_message(text) + "\"");
     }
     std::string prefix, list = entry;
     const auto colon = entry.find(':');
@@ -56,14 +56,14 @@ void parse_one(const std::string& text, const std::string& var, const std::strin
       prefix = trim(entry.substr(0, colon));
       list = trim(entry.substr(colon + 1));
     } else if (k != 0) {
-      throw InputError(loc, "all entries except the first must have a function prefix (\"AllReduce:...\") in \"" + text + "\"");
+      throw InputError(loc, "all entries except the first must have a function prefix (\"AllReduce:...\") in \"" + cut_for_message(text) + "\"");
     }
     int func = -1;
     if (!prefix.empty()) {
       for (int f = 0; f < kNumFuncs; ++f)
         if (iequals(prefix, to_string(static_cast<Func>(f)))) func = f;
       if (func < 0)
-        throw InputError(loc, "unknown function prefix \"" + prefix +
+        throw InputError(loc, "unknown function prefix \"" + cut_for_message(prefix) +
                                   "\" (valid: Broadcast, Reduce, AllGather, ReduceScatter, AllReduce)");
     }
     bool exclude = false;
@@ -74,12 +74,14 @@ void parse_one(const std::string& text, const std::string& var, const std::strin
     std::array<bool, N> named{};
     for (const std::string& raw : split(list, ',')) {
       const std::string tok = trim(raw);
-      if (tok.empty()) throw InputError(loc, std::string("empty ") + kind + " name in \"" + text + "\" (valid: " + valid_names() + ")");
+      if (tok.empty())
+        throw InputError(loc, std::string("empty ") + kind + " name in \"" + cut_for_message(text) + "\" (valid: " + valid_names() + ")");
       int found = -1;
       for (int i = 0; i < N; ++i)
         if (iequals(tok, to_string(static_cast<E>(i)))) found = i;
       if (found < 0)
-        throw InputError(loc, std::string("unknown ") + kind + " \"" + tok + "\" in \"" + text + "\" (valid: " + valid_names() +
+        throw InputError(loc, std::string("unknown ") + kind + " \"" + cut_for_message(tok) + "\"" +
+                                  (tok == trim(text) ? "" : " in \"" + cut_for_message(text) + "\"") + " (valid: " + valid_names() +
                                   "; \"^\" prefix excludes)");
       named[found] = true;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -132,7 +133,7 @@ class Reader {
     if (v.is_null()) return "";
     if (!v.is_string()) fail(path + "/" + key, "must be a string (got " + cut_for_message(v.dump()) + ")");
     if (find_control_char(v.get<std::string>()) != std::string::npos)
-      fail(path + "/" + key, "must not contain control characters such as newlines (got \"" +
+      fail(path + "/" + key, "must not contain control characters, line separators or invalid UTF-8 (got \"" +
                                  cut_for_message(v.get<std::string>()) + "\")");
     return v.get<std::string>();
   }
@@ -183,7 +184,7 @@ std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path,
                                                         const NcclTestsOptions& opt) {
   if (!opt.path_class.empty() &&
       std::find(calibration_classes().begin(), calibration_classes().end(), opt.path_class) == calibration_classes().end())
-    throw InputError("--class", "unknown path class '" + opt.path_class + "' (valid: nvlink, pcie, net)");
+    throw InputError("--class", "unknown path class '" + cut_for_message(opt.path_class) + "' (valid: nvlink, pcie, net)");
   if (!opt.collective.empty() && !is_ring_collective(nccl_tests_collective_from_name(opt.collective)))
     throw InputError("--collective", "'" + opt.collective +
                                          "' has no ring model to calibrate (valid: all_reduce, all_gather, reduce_scatter)");
@@ -373,6 +374,11 @@ void add_perftest_file(Calibration& cal, const std::string& path) {
 void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text) {
   std::istringstream in(text);
   const auto parsed = parse_perftest_log(in, path);
+  for (const auto& run : parsed)
+    if (run.cut_line > 0)  // a warning on stderr: the table's rows are used, the sizes after the cut are missing
+      std::cerr << "ccsim: warning: " << path << ": line " << run.cut_line << ": the perftest table of line " << run.header_line
+                << " ends with the file, without its closing '----' line (output cut short?); its " << run.samples.size()
+                << " rows are used\n";
   NicCalibration nic = cal.nic.value_or(NicCalibration{});
   std::vector<std::string> selection_notes;
   const auto runs = select_perftest_runs(parsed, &selection_notes);
@@ -545,6 +551,10 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
         // measured / model bandwidth: a run does not beat its own asymptote by more than noise.
         if (!(e > 0 && e <= kMaxEfficiencyFactor))
           rd.fail(q + "/1", "factor must be in (0, " + fmt(kMaxEfficiencyFactor) + "] (got " + k[1].dump() + ")");
+        // The factor multiplies beta_Bps: the bandwidth it gives must stay within the same range.
+        if (c.beta_Bps * e < kMinCalibratedBandwidth_Bps || c.beta_Bps * e > kMaxCalibratedBandwidth_Bps)
+          rd.fail(q + "/1", "factor " + k[1].dump() + " x beta_Bps " + fmt(c.beta_Bps) + " = " + fmt(c.beta_Bps * e) +
+                                " B/s is outside 1e6 (1 MB/s) .. 1e13 B/s (10 TB/s; docs/calibration.md, Limits)");
         if (!c.efficiency.empty() && !(s > c.efficiency.back().first))
           rd.fail(q + "/0", "sizes must increase (got " + k[0].dump() + " after " + fmt(c.efficiency.back().first) + ")");
         c.efficiency.emplace_back(s, e);
@@ -559,6 +569,19 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
       c.fit.r2 = r2.is_number() ? r2.get<double>() : 0.0;
       c.fit.max_rel_residual = rd.number(fit, p + "/fit", "max_rel_residual", false, 0, true);
       c.fit.points = static_cast<std::size_t>(rd.integer(fit, p + "/fit", "points"));
+      // Informative, but of the shape ccsim writes: an array of objects of numbers (fit_to_json).
+      const json& segs = rd.member(fit, p + "/fit", "segments", false);
+      if (!segs.is_null()) {
+        if (!segs.is_array())
+          rd.fail(p + "/fit/segments", "must be an array of segment objects (got " + cut_for_message(segs.dump()) + ")");
+        for (std::size_t i = 0; i < segs.size(); ++i) {
+          const std::string q = p + "/fit/segments/" + std::to_string(i);
+          if (!segs[i].is_object()) rd.fail(q, "must be an object (got " + cut_for_message(segs[i].dump()) + ")");
+          for (auto m = segs[i].begin(); m != segs[i].end(); ++m)
+            if (!m.value().is_number() || !std::isfinite(m.value().get<double>()))
+              rd.fail(q + "/" + cut_for_message(m.key()), "must be a number (got " + cut_for_message(m.value().dump()) + ")");
+        }
+      }
     }
     c.fit.latency_s = c.launch_s + (c.ranks > 1 ? ring_steps(c.collective, c.ranks) * c.alpha_s : 0);
     c.fit.beta_Bps = c.beta_Bps;

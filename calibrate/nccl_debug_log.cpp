@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/line_limit.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -83,6 +84,33 @@ int datatype_size(int dt) {
   return dt >= 0 && dt < 12 ? sizes[dt] : 0;
 }
 
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "Channel 00/32 :    0   1   2 ..." or "Ring 00 : 0 1 2" (trimmed): the channel index as printed and the
+// ranks as printed, or false. Hand-written, no std::regex: these lines hold one number per rank (tens of
+// KB on large jobs), and std::regex's recursion per character overflowed the stack on them.
+bool ring_line(const std::string& tmsg, std::string& channel, std::vector<std::string>& ranks) {
+  std::size_t i;
+  if (tmsg.rfind("Channel ", 0) == 0) i = 8;
+  else if (tmsg.rfind("Ring ", 0) == 0) i = 5;
+  else return false;
+  const std::size_t colon = tmsg.find(" :", i);
+  if (colon == std::string::npos) return false;
+  const std::string head = tmsg.substr(i, colon - i);  // "00" or "00/32"
+  const std::size_t slash = head.find('/');
+  channel = head.substr(0, slash);
+  if (!all_digits(channel) || (slash != std::string::npos && !all_digits(head.substr(slash + 1)))) return false;
+  const std::string rest = tmsg.substr(colon + 2);
+  if (rest.empty() || !std::isspace(static_cast<unsigned char>(rest[0]))) return false;
+  ranks = split_ws(rest);
+  if (ranks.empty()) return false;
+  for (const auto& r : ranks)
+    if (!all_digits(r)) return false;
+  return true;
+}
+
 }  // namespace
 
 NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename) {
@@ -94,7 +122,6 @@ NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename
   static const std::regex comm_old_re(R"(comm (0x[0-9a-fA-F]+) rank (\d+) nranks (\d+) .*Init (START|COMPLETE))");
   static const std::regex comm_id_re(R"(commId (0x[0-9a-fA-F]+))");
   static const std::regex chan_re(R"((\d+) (coll|collnet|nvls|p2p) channels( per peer)?)");
-  static const std::regex ring_re(R"(^(?:Channel|Ring) (\d+)(?:/(\d+))? :((?:\s+\d+)+)\s*$)");
   static const std::regex gdr_hca_re(R"(GPU Direct RDMA (Enabled|Disabled) for (?:GPU \S+ / )?HCA (\d+)(?: '([^']+)')?)");
   static const std::regex via_net_re(R"(via NET/([^/]+)/(\d+)(/GDRDMA)?)");
   static const std::regex ib_using_re(R"(\[(\d+)\]([A-Za-z0-9_.\-]+):(\d+)/(\w+))");
@@ -129,7 +156,10 @@ NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename
     std::size_t mark = raw.find("NCCL INFO");
     if (mark == std::string::npos) {
       if (raw.find("NCCL WARN") != std::string::npos) ++nccl_lines;
-      if (raw.find("NCCL version") != std::string::npos && std::regex_search(raw, m, version_re)) {
+      if (raw.find("NCCL version") != std::string::npos && raw.size() > kMaxLineChars) {
+        ++nccl_lines;
+        if (info.long_lines++ == 0) info.first_long_line = ln;
+      } else if (raw.find("NCCL version") != std::string::npos && std::regex_search(raw, m, version_re)) {
         ++nccl_lines;
         if (info.nccl_version.empty()) info.nccl_version = m[1].str();
       }
@@ -188,6 +218,35 @@ NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename
       tuning_done = true;
     }
 
+    // --- rings (before the long-line cut: one number per rank, long on large jobs) ---
+    std::string ring_channel;
+    std::vector<std::string> ring_tokens;
+    if (ring_line(tmsg, ring_channel, ring_tokens)) {
+      if (ring_channel.size() > 4 || std::stoul(ring_channel) > 4096) fail(ln, "channel index " + cut_for_message(ring_channel) + " out of range");
+      const std::size_t c = std::stoul(ring_channel);
+      if (info.rings.size() <= c) {
+        info.rings.resize(c + 1);
+        info.ring_ranks.resize(c + 1);
+      }
+      if (info.rings[c].empty()) {
+        std::string text;
+        for (const auto& tok : ring_tokens) {
+          int r = 0;
+          if (!parse_int(tok, r)) fail(ln, "rank " + cut_for_message(tok) + " out of range");
+          info.ring_ranks[c].push_back(r);
+          text += (text.empty() ? "" : " ") + std::to_string(r);
+        }
+        info.rings[c] = text;
+      }
+      continue;
+    }
+    // Every other format is matched with std::regex, which recurses once per character: an over-long
+    // line is counted (the caller warns) and not matched.
+    if (msg.size() > kMaxLineChars) {
+      if (info.long_lines++ == 0) info.first_long_line = ln;
+      continue;
+    }
+
     if (info.nccl_version.empty() && std::regex_search(msg, m, version_re)) info.nccl_version = m[1].str();
 
     // --- communicators ---
@@ -231,26 +290,7 @@ NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename
     if (msg.find("NVLS multicast support is not available") != std::string::npos) nvls_unavail = true;
     else if (msg.find("NVLS multicast support is available") != std::string::npos) nvls_avail = true;
 
-    // --- rings and trees ---
-    if (std::regex_match(tmsg, m, ring_re)) {
-      std::size_t c = std::stoul(m[1].str());
-      if (c > 4096) fail(ln, "channel index " + m[1].str() + " out of range");
-      if (info.rings.size() <= c) {
-        info.rings.resize(c + 1);
-        info.ring_ranks.resize(c + 1);
-      }
-      if (info.rings[c].empty()) {
-        std::istringstream rs(m[3].str());
-        int r;
-        std::string text;
-        while (rs >> r) {
-          info.ring_ranks[c].push_back(r);
-          text += (text.empty() ? "" : " ") + std::to_string(r);
-        }
-        info.rings[c] = text;
-      }
-      continue;
-    }
+    // --- trees ---
     if (tmsg.rfind("Trees ", 0) == 0) {
       info.trees.push_back(trim(tmsg.substr(6)));
       continue;

@@ -63,6 +63,9 @@ struct NcclDebugInfo {
   };
   std::vector<TuningEntry> tuning;
 
+  // Lines longer than kMaxLineChars (common/text.h) other than ring lines: not matched against NCCL's
+  // message formats (std::regex would overflow the stack on them); the first of them.
+  int long_lines = 0, first_long_line = 0;
   int info_lines = 0;  // number of "NCCL INFO" lines read
 };
 

@@ -287,6 +287,10 @@ class Parser {
       if (!(tm >= 0) || std::isinf(tm))
         fail(lineno_, "field 'time' (column " + std::to_string(g.time + 1) + ") is not a measurement: '" +
                           cut_for_message(t[g.time]) + "' (negative, nan or inf)");
+      // A time of 0 for a non-empty buffer is no measurement either (such rows were dropped silently).
+      if (tm == 0 && r.size_bytes > 0)
+        fail(lineno_, "field 'time' (column " + std::to_string(g.time + 1) + ") is 0 for " + std::to_string(r.size_bytes) +
+                          " bytes: not a measurement");
       if (!parse_double(t[g.algbw], ab)) bad(g.algbw, "algbw");
       if (!parse_double(t[g.busbw], bb)) bad(g.busbw, "busbw");
       long wrong = -1;
@@ -368,7 +372,9 @@ class Parser {
     }
     if (starts_with(ts, "Avg bus bandwidth")) { parse_avg(ts); return; }
     if (starts_with(ts, "Out of bounds values")) return;
-    if (table_mode_ && std::isdigit(static_cast<unsigned char>(ts[0]))) {
+    // A signed first field ("-8") is a row with a bad size, not text to skip (it was dropped silently).
+    const bool signed_number = (ts[0] == '-' || ts[0] == '+') && ts.size() > 1 && std::isdigit(static_cast<unsigned char>(ts[1]));
+    if (table_mode_ && (std::isdigit(static_cast<unsigned char>(ts[0])) || signed_number)) {
       std::size_t e = 0;
       while (e < ts.size() && !std::isspace(static_cast<unsigned char>(ts[e]))) ++e;
       if (ts.substr(0, e).find(':') == std::string::npos) { parse_row(ts); return; }

@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <cctype>
 #include <numeric>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/line_limit.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -19,17 +19,35 @@ namespace {
 
 
 
-// "GPU0", "NIC3", and the NIC names older drivers print as column names ("mlx5_0", "bnxt_re1", "irdma0").
+// Hand-written matchers, no std::regex: its recursion per character overflowed the stack on long
+// fields (a 40,000-character NIC name, a 20,000-entry CPU affinity list).
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool all_digits(const std::string& t, std::size_t from) {
+  if (from >= t.size()) return false;
+  for (std::size_t i = from; i < t.size(); ++i)
+    if (!is_digit(t[i])) return false;
+  return true;
+}
+bool starts_with(const std::string& t, const char* p) { return t.rfind(p, 0) == 0; }
+
+// "GPU0", "NIC3", and the NIC names older drivers print as column names ("mlx5_0", "bnxt_re1", "irdma0",
+// "efa0", "hfi1_0"): a lower-case letter, then [a-z0-9_] with a '_' somewhere, ending in a digit.
 bool is_device_name(const std::string& t) {
-  static const std::regex re(R"((GPU|NIC)[0-9]+|[a-z][a-z0-9]*_[a-z0-9_]*[0-9]+|irdma[0-9]+|efa[0-9]+|hfi1_[0-9]+)");
-  return std::regex_match(t, re);
+  if ((starts_with(t, "GPU") || starts_with(t, "NIC")) && all_digits(t, 3)) return true;
+  if (starts_with(t, "irdma") && all_digits(t, 5)) return true;
+  if (starts_with(t, "efa") && all_digits(t, 3)) return true;
+  if (t.size() < 3 || !(t[0] >= 'a' && t[0] <= 'z') || !is_digit(t.back()) || t.find('_') == std::string::npos) return false;
+  for (char c : t)
+    if (!((c >= 'a' && c <= 'z') || is_digit(c) || c == '_')) return false;
+  return true;
 }
 bool is_gpu(const std::string& d) { return d.rfind("GPU", 0) == 0; }
 
 bool is_cell(const std::string& t) {
   // NV# counts NVLinks between a pair: at most two digits (18 on H100/B200; ccsim allows 64 per GPU).
-  static const std::regex re(R"(X|SYS|SOC|NODE|PHB|PXB|PIX|PSB|NV[0-9]{1,2})");
-  return std::regex_match(t, re);
+  static const std::set<std::string> kinds = {"X", "SYS", "SOC", "NODE", "PHB", "PXB", "PIX", "PSB"};
+  if (kinds.count(t)) return true;
+  return starts_with(t, "NV") && (t.size() == 3 || t.size() == 4) && all_digits(t, 2);
 }
 
 int nv_links(const std::string& c) {
@@ -37,12 +55,37 @@ int nv_links(const std::string& c) {
   return 0;
 }
 
+// "N/A", or "0-55,112-167" (ranges and numbers separated by commas); GPU NUMA ID: one number.
 bool valid_affinity(const std::string& column, const std::string& v) {
   if (v == "N/A") return true;
-  static const std::regex ranges(R"([0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)");
-  static const std::regex number(R"([0-9]+)");
-  if (column == "GPU NUMA ID") return std::regex_match(v, number);
-  return std::regex_match(v, ranges);
+  if (column == "GPU NUMA ID") return all_digits(v, 0);
+  std::size_t i = 0;
+  auto number = [&]() {
+    const std::size_t b = i;
+    while (i < v.size() && is_digit(v[i])) ++i;
+    return i > b;
+  };
+  while (true) {
+    if (!number()) return false;
+    if (i < v.size() && v[i] == '-') {
+      ++i;
+      if (!number()) return false;
+    }
+    if (i == v.size()) return true;
+    if (v[i++] != ',') return false;
+  }
+}
+
+// "  NIC0: mlx5_0": the NIC and its name, or false.
+bool nic_legend_entry(const std::string& line, std::string& nic, std::string& name) {
+  const std::size_t colon = line.find(':');
+  if (colon == std::string::npos) return false;
+  nic = trim(line.substr(0, colon));
+  name = trim(line.substr(colon + 1));
+  if (!starts_with(nic, "NIC") || !all_digits(nic, 3) || name.empty()) return false;
+  for (char c : name)
+    if (std::isspace(static_cast<unsigned char>(c))) return false;
+  return true;
 }
 
 struct UnionFind {
@@ -78,7 +121,6 @@ NvidiaSmiTopo parse_nvidia_smi_topo(std::istream& in, const std::string& filenam
   std::size_t rows_seen = 0;
   std::string raw;
   int ln = 0;
-  static const std::regex nic_legend(R"(^\s*(NIC[0-9]+)\s*:\s*(\S+)\s*$)");
 
   auto missing_rows = [&]() {
     std::string m;
@@ -90,6 +132,7 @@ NvidiaSmiTopo parse_nvidia_smi_topo(std::istream& in, const std::string& filenam
   while (std::getline(in, raw)) {
     ++ln;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    if (raw.size() > kMaxLineChars) fail(ln, line_too_long(raw.size()));
     if (is_provenance(raw)) continue;
     std::string t = trim(raw);
     auto toks = split_ws(t);
@@ -174,10 +217,10 @@ NvidiaSmiTopo parse_nvidia_smi_topo(std::istream& in, const std::string& filenam
 
     // After the matrix: legend sections; anything else is ignored.
     if (t == "Legend:") topo.has_legend = true;
-    std::smatch m;
-    if (std::regex_match(raw, m, nic_legend)) {
-      if (topo.index_of(m[1].str()) < 0) fail(ln, "NIC Legend names " + m[1].str() + ", which is not in the matrix");
-      topo.nic_names[m[1].str()] = m[2].str();
+    std::string nic, name;
+    if (nic_legend_entry(raw, nic, name)) {
+      if (topo.index_of(nic) < 0) fail(ln, "NIC Legend names " + nic + ", which is not in the matrix");
+      topo.nic_names[nic] = name;
     }
   }
   if (state == State::BeforeHeader)

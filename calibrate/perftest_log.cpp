@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/line_limit.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -190,6 +191,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
 
   while (std::getline(in, raw)) {
     ++ln;
+    if (raw.size() > kMaxLineChars) fail(ln, line_too_long(raw.size()));  // before any std::regex (common/line_limit.h)
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (is_provenance(raw)) continue;
     std::string t = trim(raw);
@@ -354,6 +356,7 @@ std::vector<PerftestRun> parse_perftest_log(std::istream& in, const std::string&
       p.use_cuda = true;
     if (t.find(':') != std::string::npos) read_params(t, p);
   }
+  if (in_table) run->cut_line = ln;  // no closing dashed line: the caller warns
   if (in_table) close_table(ln);
   if (runs.empty()) throw InputError(filename, "no perftest result table found (expected a header line starting with '#bytes')");
   return runs;

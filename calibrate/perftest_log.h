@@ -50,6 +50,7 @@ struct PerftestRun {
   // 2 when the server's and the client's output interleave line by line in this table (pasted from one
   // terminal running both): two identical column headers, then the rows of both sides in any order.
   int sides = 1;
+  int cut_line = 0;           // the file's last line when it ends inside the table (no closing '----' line: cut short?)
 };
 
 // Parses every run of a log (a file may hold several runs, e.g. a server and a client, or a sweep of tests).

@@ -114,7 +114,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
   opt.nodes = parse_int_arg(args, "nodes", 0, 1);
   opt.path_class = args.get("class");
   if (args.has("class") && opt.path_class != "nvlink" && opt.path_class != "pcie" && opt.path_class != "net")
-    throw InputError(args.spelled("class"), "unknown path class '" + opt.path_class + "' (valid: nvlink, pcie, net)");
+    throw InputError(args.spelled("class"), "unknown path class '" + cut_for_message(opt.path_class) + "' (valid: nvlink, pcie, net)");
   opt.collective = args.get("collective");
 
   std::vector<RingCurve> curves;

@@ -13,9 +13,18 @@
 
 namespace {
 
-// The last guard of "one line": a message that quotes user input is cut and its control
-// characters escaped, whatever the thrower did.
-std::string one_line(const std::string& message) { return ccsim::cut_for_message(message, 1000); }
+// The last guard of "one line": control characters escaped, and a message longer than 1000
+// characters (a thrower that quoted a value without cutting it to 80) cut there and marked as cut,
+// with the message's own length, so that a value's byte count is never confused with it.
+std::string one_line(const std::string& message) {
+  constexpr std::size_t kMaxMessageChars = 1000;
+  const std::string escaped = ccsim::cut_for_message(message, std::string::npos);
+  if (escaped.size() <= kMaxMessageChars) return escaped;
+  std::size_t end = kMaxMessageChars;
+  while (end > 0 && (static_cast<unsigned char>(escaped[end]) & 0xc0) == 0x80) --end;  // a UTF-8 boundary
+  return escaped.substr(0, end) + " ... (message cut at " + std::to_string(kMaxMessageChars) + " of " +
+         std::to_string(escaped.size()) + " characters)";
+}
 
 int dispatch(const std::vector<std::string>& args) {
   try {

@@ -11,6 +11,7 @@
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/text.h"
 #include "common/json_input.h"
 #include "common/output_file.h"
 #include "scenarios/moe/layer_report.h"
@@ -146,6 +147,19 @@ std::vector<Run> runs_from_scenario(const std::string& path, const std::vector<s
     throw InputError(path + ": /format", "expected \"ccsim-moe-scenario/1\"");
   if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].empty())
     throw InputError(path + ": /runs", "expected a non-empty list of runs");
+  // Names and descriptions are printed into tables: strings without control characters, line
+  // separators or invalid UTF-8 (common/text.h, find_control_char).
+  auto text = [&](const nlohmann::json& obj, const std::string& key, const std::string& where, const std::string& fallback) {
+    if (!obj.contains(key)) return fallback;
+    const nlohmann::json& v = obj[key];
+    if (!v.is_string()) throw InputError(where + "/" + key, "expected a string");
+    const std::string t = v.get<std::string>();
+    if (find_control_char(t) != std::string::npos)
+      throw InputError(where + "/" + key, "must not contain control characters, line separators or invalid UTF-8 (got \"" +
+                                              cut_for_message(t) + "\")");
+    return t;
+  };
+  text(j, "description", path + ": ", "");
   std::vector<std::string> base;
   append_flags(j, path + ": ", {"format", "runs", "description"}, &base);
   std::vector<Run> runs;
@@ -154,9 +168,10 @@ std::vector<Run> runs_from_scenario(const std::string& path, const std::vector<s
     std::vector<std::string> flags = base;
     append_flags(j["runs"][i], where, {"name"}, &flags);
     flags.insert(flags.end(), extra.begin(), extra.end());
+    const std::string name = text(j["runs"][i], "name", where, "run " + std::to_string(i));
     try {
       Run run = run_from_args(parse_args(flags, moe_option_specs()));
-      run.name = j["runs"][i].value("name", "run " + std::to_string(i));
+      run.name = name;
       runs.push_back(std::move(run));
     } catch (const InputError& e) {
       throw InputError(where, e.what());

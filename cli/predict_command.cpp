@@ -116,10 +116,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
-  // The engine replays every transfer of NCCL's schedule: a ring holds about 16 n^2 records (1024
-  // GPUs: 16.8 M records, 8 s, 1.4 GiB, docs/performance.md), so 2048 GPUs need ~4x that. Beyond,
-  // refuse up front rather than run for minutes and exhaust memory.
-  constexpr int kMaxEngineGpus = 2048;
+  // kMaxEngineGpus (cli/commands.h): refused up front rather than run for minutes and exhaust memory.
   if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxEngineGpus)
     throw InputError(args.has("nodes") ? "--nodes" : source,
                      std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +

@@ -1,9 +1,12 @@
 // `ccsim schedule --collective C -b SIZE [--dump]`: the schedule an algorithm produces, as data.
 #include <algorithm>
+#include <cstdlib>
+#include <cmath>
 #include <iostream>
 
 #include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
+#include "algorithms/tuner.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
@@ -12,6 +15,35 @@
 #include "scenarios/replay.h"
 
 namespace ccsim {
+namespace {
+
+// A schedule record costs ~85 bytes (the Transfer and its dependencies: 1024 GPUs' ring, 16.8 M
+// records, 1.4 GiB). The limit is the engine's largest ring (2048 GPUs, 67 M records, ~5.6 GiB)
+// with a little room; `--expand` (one record per channel and chunk) reached 8.9 GB and bad_alloc.
+constexpr double kScheduleRecordBytes = 85;
+constexpr std::size_t kMaxScheduleRecords = std::size_t{80} << 20;  // 83.9 M records, ~6.6 GiB
+// --dump prints ~110 bytes per record: 1 M lines (~110 MB, ~10 s) at most (2048 GPUs took > 100 s).
+constexpr std::size_t kMaxDumpRecords = std::size_t{1} << 20;
+
+std::string gib(double bytes) { return strprintf("%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+void check_gpus(const Topology& topo, const ParsedArgs& args) {
+  if (topo.num_gpus() > kMaxEngineGpus)
+    throw InputError(args.has("nodes") ? "--nodes" : "--topology",
+                     std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
+                         std::to_string(kMaxEngineGpus) + " (the schedules it replays grow as GPUs squared: ~6 GiB at " +
+                         std::to_string(kMaxEngineGpus) + "; docs/errors.md)");
+}
+
+// Before a schedule of `records` is printed: --dump beyond kMaxDumpRecords is refused up front.
+void check_dump(std::size_t records, const ParsedArgs& args) {
+  if (args.has("dump") && records > kMaxDumpRecords)
+    throw InputError("--dump", "the schedule has " + std::to_string(records) + " records, above the " +
+                                   std::to_string(kMaxDumpRecords) +
+                                   " that --dump prints (~110 MB of text; docs/errors.md); drop --dump for the counts, or use fewer nodes");
+}
+
+}  // namespace
 
 int run_schedule(const std::vector<std::string>& argv) {
   auto specs = topology_option_specs();
@@ -38,9 +70,38 @@ int run_schedule(const std::vector<std::string>& argv) {
                                                      "' (all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
                                                      "sendrecv, alltoall)");
   const Topology topo = topology_from_args(args, "dgx-h100");
+  check_gpus(topo, args);
   const double size = static_cast<double>(parse_size_arg(args, "size", 32ull << 20));  // --size 32M
   const std::string algo = lower(args.get("algo", "ring"));
-  if (algo != "ring") {
+  // --proto, or NCCL_PROTO as predict reads it: one protocol for the schedule. A bad value is exit 2
+  // (it was ignored with exit 0, and --proto made no difference to the ring's schedule).
+  std::string proto_given, proto_where;
+  if (args.has("proto")) {
+    proto_given = lower(args.get("proto"));
+    proto_where = args.spelled("proto");
+  } else if (const char* env = std::getenv("NCCL_PROTO"); env && *env) {
+    const AlgoProtoFilter f = parse_algo_filter("", env, "NCCL_PROTO");  // NCCL's list syntax, checked as predict does
+    int allowed = 0, only = -1;
+    for (int p = 0; p < kNumProtos; ++p)
+      if (f.proto[0][p]) ++allowed, only = p;
+    if (allowed == 1) {  // a list of several leaves the algorithm's default
+      proto_given = lower(to_string(static_cast<Proto>(only)));
+      proto_where = "NCCL_PROTO";
+    }
+  }
+  if (!proto_given.empty()) {
+    bool known = false;
+    for (int p = 0; p < kNumProtos; ++p) known = known || proto_given == lower(to_string(static_cast<Proto>(p)));
+    if (!known)
+      throw InputError(proto_where, "unknown protocol '" + cut_for_message(proto_given) + "' (LL, LL128, Simple)");
+    if (proto_given != "simple" && (is_chain_collective(collective) || is_p2p_collective(collective)))
+      throw InputError(proto_where, collective + "'s schedule is NCCL's " +
+                                        (is_p2p_collective(collective) ? "P2P" : "ring chain") +
+                                        " with Simple; another protocol applies to all_reduce, all_gather and reduce_scatter");
+  }
+  // A ring with a protocol is the engine's replay of it (the protocol's wire bytes and timing).
+  const bool replay = algo != "ring" || (!proto_given.empty() && ring);
+  if (replay) {
     // Any other algorithm the engine replays: the schedule predict would simulate (scenarios/replay.h).
     // NCCL's algorithm names, case-insensitive, and "nvls_tree" for NVLSTree.
     int algo_index = -1;
@@ -49,7 +110,7 @@ int run_schedule(const std::vector<std::string>& argv) {
     if (algo == "nvls_tree") algo_index = static_cast<int>(Algo::NVLSTree);
     if (algo_index < 0)
       throw InputError(args.spelled("algo"),
-                       "unknown algorithm '" + algo + "' (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)");
+                       "unknown algorithm '" + cut_for_message(algo) + "' (ring, tree, nvls, nvlstree, collnetdirect, collnetchain, pat)");
     const Algo chosen = static_cast<Algo>(algo_index);
     const NcclTopoSummary summary = summarize_for_nccl(topo);
     ReplayContext ctx;
@@ -58,13 +119,13 @@ int run_schedule(const std::vector<std::string>& argv) {
     ctx.summary = &summary;
     std::string why;
     if (!engine_replays(ctx, chosen, &why)) throw InputError(args.spelled("algo"), why);
-    const std::string proto_name = lower(args.get("proto", chosen == Algo::Tree ? "ll128" : "simple"));
+    const std::string proto_name = proto_given.empty() ? (chosen == Algo::Tree ? "ll128" : "simple") : proto_given;
     int proto_index = -1;
     for (int p = 0; p < kNumProtos; ++p)
       if (proto_name == lower(to_string(static_cast<Proto>(p)))) proto_index = p;
-    if (proto_index < 0) throw InputError(args.spelled("proto"), "unknown protocol '" + proto_name + "' (LL, LL128, Simple)");
     const ReplayRecipe recipe = replay_recipe(ctx, chosen, static_cast<Proto>(proto_index));
     const Schedule s = recipe.build(size);
+    check_dump(s.transfers.size(), args);
     std::cout << "# " << recipe.label << ": " << s.nranks << " GPUs, " << s.switches.size() << " switch endpoints\n";
     if (args.has("dump"))
       std::cout << s.dump();
@@ -80,6 +141,7 @@ int run_schedule(const std::vector<std::string>& argv) {
     if (root >= topo.num_gpus()) throw InputError("-r", "root " + std::to_string(root) + " is not a rank");
     const CollectiveSchedule cs =
         collective_schedule(topo, summarize_for_nccl(topo), collective, size, root, Proto::Simple, channels);
+    check_dump(cs.schedule.transfers.size(), args);
     std::cout << "# " << collective << " as " << cs.label << ": " << cs.schedule.transfers.size() << " transfers\n";
     if (args.has("dump")) std::cout << cs.schedule.dump();
     std::cout << std::flush;
@@ -89,6 +151,24 @@ int run_schedule(const std::vector<std::string>& argv) {
   const RingPlan plan = plan_rings(topo, channels);
   RingScheduleOptions opts;
   opts.expand_channels_and_chunks = args.has("expand");
+  {
+    // The records ring_schedule will hold (algorithms/ring.cpp: per step, n per family, times channels
+    // x chunks when expanded), refused up front when their memory is beyond kMaxScheduleRecords.
+    const int n = topo.num_gpus(), families = static_cast<int>(plan.families.size());
+    double records = 0;
+    for (const auto& fam : plan.families) {
+      const double chunks = std::max(1.0, std::ceil(size / n / families / fam.channels / kSimpleChunkBytes));
+      records += static_cast<double>(n) * (opts.expand_channels_and_chunks ? fam.channels * chunks : 1.0);
+    }
+    records *= ring_steps(collective, n);
+    if (records > static_cast<double>(kMaxScheduleRecords))
+      throw InputError(opts.expand_channels_and_chunks ? "--expand" : (args.has("nodes") ? "--nodes" : "--topology"),
+                       strprintf("the schedule would hold %.3g records (~", records) + gib(records * kScheduleRecordBytes) +
+                           " at " + std::to_string(static_cast<int>(kScheduleRecordBytes)) + " bytes each), above ccsim's limit of " +
+                           std::to_string(kMaxScheduleRecords) + " (~" + gib(kMaxScheduleRecords * kScheduleRecordBytes) +
+                           "; docs/errors.md)" + (opts.expand_channels_and_chunks ? "; drop --expand or use fewer nodes" : "; use fewer nodes"));
+    check_dump(static_cast<std::size_t>(records), args);
+  }
   const Schedule s = ring_schedule(topo, plan, collective, size, opts);
   std::cout << "# ring families: " << plan.families.size() << ", channels: " << plan.total_channels() << "\n";
   for (std::size_t f = 0; f < plan.families.size(); ++f) {

@@ -22,16 +22,23 @@ int run_import(const ParsedArgs& args) {
     throw InputError("command line", "--from-nvidia-smi and --from-nccl-xml import a node: give no topology besides ('" +
                                          cut_for_message(args.positional().empty() ? args.get("topology") : args.positional().front()) + "')");
   nlohmann::json spec;
-  std::string source;
+  std::string source, warning;
   if (args.has("from-nvidia-smi")) {
     source = args.get("from-nvidia-smi");
-    spec = node_spec_from_nvidia_smi(parse_nvidia_smi_topo_file(source), source);
+    const NvidiaSmiTopo smi = parse_nvidia_smi_topo_file(source);
+    // nvidia-smi always prints its Legend after the matrix: without it the output was likely cut
+    // (or pasted without it); the matrix itself is complete, so this is a warning.
+    if (!smi.has_legend)
+      warning = source + ": no 'Legend:' block after the matrix (nvidia-smi prints one: output cut short?); "
+                         "the complete matrix was imported";
+    spec = node_spec_from_nvidia_smi(smi, source);
   } else {
     source = args.get("from-nccl-xml");
     spec = node_spec_from_nccl_xml(parse_nccl_topo_xml_file(source), source);
   }
   apply_topology_args(args, spec);
   build_topology(spec, source);  // the imported spec must build: fail here, not in a later predict
+  if (!warning.empty()) std::cerr << "ccsim: warning: " << warning << "\n";
   const std::string text = spec.dump(2) + "\n";
   write_output(args.get("output", ""), text);
   return 0;

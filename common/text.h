@@ -18,11 +18,13 @@ bool is_provenance(const std::string& line);
 bool parse_u64(const std::string& t, std::uint64_t& v);
 bool parse_int(const std::string& t, int& v);
 
-// A user's value as error messages quote it: control characters (newlines, NUL) escaped as \xNN and
-// anything beyond `max_chars` cut with "... (N bytes)", so an error stays one short line.
+// A user's value as error messages quote it: control characters (C0, DEL, C1, U+2028, U+2029) and
+// bytes of invalid UTF-8 escaped as \xNN, and anything beyond `max_chars` characters cut with
+// "... (N bytes)" (the value's own length), so an error stays one short line.
 std::string cut_for_message(const std::string& value, std::size_t max_chars = 80);
-// The first control character (byte < 0x20 or 0x7f) in `s`, or npos: names that ccsim prints into
-// tables and reports must not carry line breaks or NUL bytes.
+// The offset of the first control character (C0, DEL, C1 U+0080..U+009F, U+2028, U+2029) or invalid
+// UTF-8 in `s`, or npos: names that ccsim prints into tables and reports must not carry line breaks,
+// NUL bytes or terminal controls.
 std::size_t find_control_char(const std::string& s);
 
 // printf into a std::string, for report lines.

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/json_input.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "calibrate/nccl_tests_log.h"
 #include "scenarios/validate_log.h"
@@ -51,6 +52,17 @@ class Node {
   }
   std::string string_or(const std::string& key, const std::string& fallback) const {
     return has(key) ? at(key).string() : fallback;
+  }
+  // A name or description ccsim prints into tables and reports: no control character, line
+  // separator or invalid UTF-8 (common/text.h, find_control_char).
+  std::string text() const {
+    const std::string s = string();
+    if (find_control_char(s) != std::string::npos)
+      fail("must not contain control characters, line separators or invalid UTF-8 (got \"" + cut_for_message(s) + "\")");
+    return s;
+  }
+  std::string text_or(const std::string& key, const std::string& fallback) const {
+    return has(key) ? at(key).text() : fallback;
   }
   double number() const {
     if (!v_.is_number()) fail("expected a number");
@@ -129,7 +141,7 @@ ScenarioWorkload parse_workload(const Node& w, const std::string& base_dir) {
   ScenarioWorkload out;
   out.kind = w.string_or("kind", "sweep");
   if (out.kind != "sweep" && out.kind != "straggler" && out.kind != "validate")
-    w.at("kind").fail("unknown kind '" + out.kind + "' (expected sweep, straggler or validate)");
+    w.at("kind").fail("unknown kind '" + cut_for_message(out.kind) + "' (expected sweep, straggler or validate)");
   if (out.kind != "validate")
     for (const char* key : {"log", "nccl_debug", "tolerance_pct", "ranks"})
       if (w.has(key)) w.at(key).fail(std::string("'") + key + "' belongs to a validate workload");
@@ -140,19 +152,19 @@ ScenarioWorkload parse_workload(const Node& w, const std::string& base_dir) {
   }
   if (out.kind == "validate") {
     if (!out.collective.empty() && nccl_tests_collective_from_name(out.collective) != out.collective)
-      w.at("collective").fail("unknown collective '" + out.collective + "'");
+      w.at("collective").fail("unknown collective '" + cut_for_message(out.collective) + "'");
     parse_validate_workload(w, base_dir, out);
     out.model = w.string_or("model", "engine");
     if (out.model != "engine" && out.model != "closed-form")
       w.at("model").fail("unknown model '" + out.model + "' (expected engine or closed-form)");
     const std::string file = out.log_file.substr(out.log_file.find_last_of('/') + 1);
-    out.name = w.string_or("name", "validate " + file);
+    out.name = w.text_or("name", "validate " + file);
     return out;
   }
   if (nccl_tests_collective_from_name(out.collective) != out.collective)
-    w.at("collective").fail("unknown collective '" + out.collective +
+    w.at("collective").fail("unknown collective '" + cut_for_message(out.collective) +
                             "' (expected all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv)");
-  out.name = w.string_or("name", out.collective + (out.kind == "straggler" ? "-straggler" : ""));
+  out.name = w.text_or("name", out.collective + (out.kind == "straggler" ? "-straggler" : ""));
   out.algo = w.string_or("algo", "");
   out.proto = w.string_or("proto", "");
   out.model = w.string_or("model", "engine");
@@ -202,9 +214,9 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   root.expect_object({"format", "name", "description", "cluster", "workloads", "variants", "report"});
   if (!root.has("format")) root.fail("missing 'format' (expected \"" + std::string(kScenarioFormat) + "\")");
   if (root.at("format").string() != kScenarioFormat)
-    root.at("format").fail("unknown format '" + root.at("format").string() + "' (expected " + kScenarioFormat + ")");
-  sc.name = root.string_or("name", "scenario");
-  sc.description = root.string_or("description", "");
+    root.at("format").fail("unknown format '" + cut_for_message(root.at("format").string()) + "' (expected " + kScenarioFormat + ")");
+  sc.name = root.text_or("name", "scenario");
+  sc.description = root.text_or("description", "");
 
   // ---- base cluster ----
   if (!root.has("cluster")) root.fail("missing 'cluster'");
@@ -265,7 +277,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
         item.expect_object({"name", "set"});
         ScenarioVariant nv;
         if (!item.has("name")) item.fail("missing 'name'");
-        nv.name = item.at("name").string();
+        nv.name = item.at("name").text();
         if (nv.name.empty()) item.at("name").fail("must not be empty");
         if (!seen.insert(nv.name).second) item.at("name").fail("duplicate variant name '" + nv.name + "'");
         if (item.has("set")) {

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "calibrate/nccl_debug_log.h"
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/line_limit.h"
 #include "common/text.h"
 
 namespace ccsim {
@@ -15,6 +17,10 @@ DebugFacts read_debug_facts(const std::string& path) {
   const std::string text = read_input_file(path, "NCCL debug log");
   std::istringstream for_importer(text);
   const NcclDebugInfo info = parse_nccl_debug_log(for_importer, path);
+  if (info.long_lines > 0)
+    std::cerr << "ccsim: warning: " << path << ": " << info.long_lines << " line(s) longer than " << kMaxLineChars
+              << " characters (the first: line " << info.first_long_line
+              << ") not matched against NCCL's message formats (only ring lines are read at any length)\n";
 
   DebugFacts d;
   d.present = true;

@@ -5,6 +5,9 @@
 #include <boost/heap/fibonacci_heap.hpp>
 
 #include <algorithm>
+#include <vector>
+#include <sstream>
+#include <cmath>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -31,28 +34,60 @@ namespace ccsim {
 namespace {
 
 // CCSIM_SIMGRID_CFG (docs/engine.md): one SimGrid `KEY:VALUE` among the solver settings the engine's
-// comparisons vary. Anything else is refused here, in one line, instead of by SimGrid's xbt with a
-// backtrace (or silently changing what the engine models).
+// comparisons vary, with a value SimGrid accepts and that keeps times physical. Anything else is
+// refused here, in one line: SimGrid's xbt aborted the child on an unknown value (signal 6), and a
+// latency factor of 1e300 printed 8e300 us with exit 0.
 std::string checked_simgrid_cfg(const std::string& cfg) {
-  static const char* const keys[] = {"network/model",         "network/optim",          "network/latency-factor",
-                                     "network/bandwidth-factor", "network/TCP-gamma",    "network/crosstraffic",
-                                     "network/weight-S",      "network/maxmin-selective-update",
-                                     "maxmin/precision",      "surf/precision",         "precision/timing",
-                                     "precision/work-amount", "maxmin/concurrency-limit"};
+  struct Key {
+    const char* name;
+    const char* kind;  // "choice" (values in `choices`), "bool", or "number" in [lo, hi] (lo excluded if open)
+    std::vector<std::string> choices;
+    double lo, hi;
+    bool lo_open;
+  };
+  static const std::vector<std::string> bools = {"yes", "no", "true", "false", "on", "off", "1", "0"};
+  static const std::vector<Key> keys = {
+      {"network/model", "choice", {"CM02", "LV08"}, 0, 0, false},
+      {"network/optim", "choice", {"Full", "Lazy"}, 0, 0, false},
+      {"network/maxmin-selective-update", "bool", bools, 0, 0, false},
+      // Only off: ccsim's star platform declares no reverse routes, and SimGrid aborts with it on.
+      {"network/crosstraffic", "choice", {"0", "no", "false", "off"}, 0, 0, false},
+      {"network/latency-factor", "number", {}, 0, 10, true},
+      {"network/bandwidth-factor", "number", {}, 0, 1, true},
+      {"network/weight-S", "number", {}, 0, 1e6, false},
+      {"surf/precision", "number", {}, 1e-15, 1e-2, false},
+      {"maxmin/precision", "number", {}, 1e-15, 1e-2, false},
+  };
   const auto colon = cfg.find(':');
   const std::string key = cfg.substr(0, colon);
   const std::string value = colon == std::string::npos ? "" : cfg.substr(colon + 1);
   std::string valid;
-  bool known = false;
-  for (const char* k : keys) {
-    known = known || key == k;
-    valid += (valid.empty() ? "" : ", ") + std::string(k);
+  const Key* found = nullptr;
+  for (const auto& k : keys) {
+    if (key == k.name) found = &k;
+    valid += (valid.empty() ? "" : ", ") + std::string(k.name);
   }
-  bool plain = !value.empty();
-  for (char c : value) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == '_');
-  if (!known || !plain)
+  if (!found || colon == std::string::npos)
     throw InputError("CCSIM_SIMGRID_CFG", "expected KEY:VALUE with KEY one of " + valid + " (got '" +
                                               cut_for_message(cfg) + "')");
+  const std::string got = " (got '" + cut_for_message(value) + "')";
+  const std::string kind = found->kind;
+  if (kind != "number") {
+    if (std::find(found->choices.begin(), found->choices.end(), value) == found->choices.end()) {
+      std::string list;
+      for (const auto& c : found->choices) list += (list.empty() ? "" : ", ") + c;
+      throw InputError("CCSIM_SIMGRID_CFG", key + " must be one of " + list + got);
+    }
+    return cfg;
+  }
+  char* end = nullptr;
+  const double v = value.empty() ? 0 : std::strtod(value.c_str(), &end);
+  const bool number = !value.empty() && end == value.c_str() + value.size() && std::isfinite(v);
+  if (!number || (found->lo_open ? !(v > found->lo) : !(v >= found->lo)) || !(v <= found->hi)) {
+    std::ostringstream range;
+    range << (found->lo_open ? "(" : "[") << found->lo << ", " << found->hi << "]";
+    throw InputError("CCSIM_SIMGRID_CFG", key + " must be a number in " + range.str() + got);
+  }
   return cfg;
 }
 
@@ -640,6 +675,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     if (ux != uy) return ux > uy;
     return std::tie(x.from, x.to) < std::tie(y.from, y.to);
   });
+  // Inputs are bounded (docs/topology.md, Limits) so that no time is infinite; should one be, it is
+  // an internal error, never a row of "inf" printed with exit 0.
+  if (!std::isfinite(result.time_s))
+    throw std::runtime_error("the simulated time is not finite (a rate or delay outside the documented limits)");
   return result;
 }
 

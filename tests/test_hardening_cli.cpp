@@ -45,5 +45,63 @@ TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   EXPECT_NE(r.out.find("131072 ranks"), std::string::npos);
 }
 
+// Library exceptions instead of an up-front limit: moe --tokens 1e8 ended in std::bad_alloc (1e7 ran
+// 90 s silently), schedule --nodes 3000 and --nodes 2048 --expand in bad_alloc, --nodes 256 --expand
+// took 47 s and 8.9 GB and --nodes 256 --dump over 100 s.
+TEST(HardeningCli, MoeAndScheduleSizesAreLimitedUpFront) {
+  expect_input_error(ccsim("moe --tokens 100000000"),
+                     {"--tokens: 100000000 tokens per rank x EP 8 x top-k 8 = 6400000000 (token, expert) pairs, above "
+                      "ccsim's limit of 67108864"});
+  expect_input_error(ccsim("moe --tokens 10000000"), {"--tokens", "above ccsim's limit of 67108864", "~0.4 GiB"});
+  EXPECT_EQ(ccsim("moe --tokens 4096").code, 0);
+  expect_input_error(ccsim("schedule --nodes 3000"), {"--nodes: 24000 GPUs is above the engine's limit of 2048"});
+  expect_input_error(ccsim("schedule --nodes 2048 --expand"), {"--nodes: 16384 GPUs is above the engine's limit of 2048"});
+  expect_input_error(ccsim("schedule --nodes 256 --expand"),
+                     {"--expand: the schedule would hold", "above ccsim's limit of 83886080", "drop --expand"});
+  expect_input_error(ccsim("schedule --nodes 256 --dump"),
+                     {"--dump: the schedule has", "above the 1048576 that --dump prints"});
+  expect_input_error(ccsim("schedule --nodes 256 --algo tree --dump"), {"--dump: the schedule has"});
+  // Within the limits: answered.
+  const auto r = ccsim("schedule --nodes 2 --expand");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(" transfers, "), std::string::npos);
+}
+
+// schedule ignored --proto (and NCCL_PROTO), a bogus value included, with exit 0.
+TEST(HardeningCli, ScheduleChecksAndHonoursTheProtocol) {
+  expect_input_error(ccsim("schedule --proto bogus"), {"--proto: unknown protocol 'bogus' (LL, LL128, Simple)"});
+  expect_input_error(ccsim("schedule", "", "NCCL_PROTO=bogus"), {"NCCL_PROTO", "bogus"});
+  expect_input_error(ccsim("schedule --collective broadcast --proto LL"), {"--proto: broadcast's schedule is NCCL's ring chain"});
+  const auto simple = ccsim("schedule -b 1M --proto Simple --dump");
+  const auto ll = ccsim("schedule -b 1M --proto LL --dump");
+  const auto env = ccsim("schedule -b 1M --dump", "", "NCCL_PROTO=LL");
+  ASSERT_EQ(simple.code, 0) << simple.err;
+  ASSERT_EQ(ll.code, 0) << ll.err;
+  EXPECT_NE(simple.out, ll.out);
+  EXPECT_EQ(env.out, ll.out);
+  // LL's flags double the bytes on the wire: the first record's bytes.
+  auto first_bytes = [](const std::string& dump) {
+    const auto at = dump.find(" bytes=");
+    return at == std::string::npos ? -1.0 : std::stod(dump.substr(at + 7));
+  };
+  EXPECT_DOUBLE_EQ(first_bytes(ll.out), 2 * first_bytes(simple.out)) << ll.out.substr(0, 300);
+}
+
+// Error lines quoted whole user values up to ~1000 bytes with the whole message's byte count.
+TEST(HardeningCli, ErrorLinesCutQuotedValuesTo80Characters) {
+  const std::string big(60000, 'x');
+  const std::string cut = std::string(80, 'x') + "... (60000 bytes)";
+  for (const auto& [args, env] : std::vector<std::pair<std::string, std::string>>{
+           {"all_reduce_perf --algo " + big, ""},
+           {"all_reduce_perf --set node.nic.transport=" + big, ""},
+           {"moe --routing " + big, ""},
+           {"calibrate x.txt -o x.json --class " + big, ""},
+           {"all_reduce_perf -b 1M -e 1M", "NCCL_ALGO=" + big}}) {
+    const auto r = ccsim(args, "", env);
+    expect_input_error(r, {cut});
+    EXPECT_LT(r.err.size(), 300u) << r.err.substr(0, 400);
+  }
+}
+
 }  // namespace
 }  // namespace ccsim

@@ -67,11 +67,41 @@ TEST(HardeningJson, NumbersBeyondADoubleAreInputErrors) {
 TEST(HardeningJson, NamesWithControlCharactersAreRefused) {
   // A newline in a name would print a forged data row into the nccl-tests table.
   expect_input_error(ccsim("all_reduce_perf --set \"$(printf 'name=x\\n 8 2 float sum -1 1.0 0.01 0.01 0')\""),
-                     {"/name", "control characters", "x\\n 8 2"});
+                     {"/name", "control characters", "x\\x0a 8 2"});
   nlohmann::json spec = load_topology_spec("dgx-h100");
   spec["node"]["gpu"]["model"] = std::string("H100\0evil", 9);
   EXPECT_NE(error_of([&] { build_topology(spec, "t"); }).find("t: /node/gpu/model: must not contain control characters"),
             std::string::npos);
+}
+
+// C1 controls (U+009B is a terminal's CSI), U+2028 / U+2029 and invalid UTF-8 got through; scenario
+// and MoE scenario names and descriptions were not checked at all.
+TEST(HardeningJson, NamesWithC1ControlsSeparatorsOrInvalidUtf8AreRefused) {
+  expect_input_error(ccsim("all_reduce_perf --set 'name=\"x\\u009by\"'"),
+                     {"/name: must not contain control characters, line separators or invalid UTF-8 (got \"x\\xc2\\x9by\")"});
+  expect_input_error(ccsim("all_reduce_perf --set 'name=\"a\\u2028b\"'"), {"/name", "(got \"a\\xe2\\x80\\xa8b\")"});
+  expect_input_error(ccsim("all_reduce_perf --set 'description=\"a\\u2029b\"'"), {"/description", "line separators"});
+  expect_input_error(ccsim("all_reduce_perf --set \"$(printf 'name=x\\377\\376y')\""), {"/name", "(got \"x\\xff\\xfey\")"});
+  expect_input_error(ccsim("all_reduce_perf --set \"$(printf 'node.gpu.model=H\\300\\257x')\""), {"/node/gpu/model", "invalid UTF-8"});
+  // Valid UTF-8 is a name like any other.
+  EXPECT_EQ(ccsim("all_reduce_perf -b 1M -e 1M --model closed-form --set 'name=\"Grüße-日本-H100\"'").code, 0);
+  // Scenarios.
+  const std::string sc = R"({"format": "ccsim-scenario/1", "cluster": {"topology": "dgx-h100"}, )"
+                         R"("workloads": [{"collective": "all_reduce", "size": "1M"}], )";
+  expect_input_error(ccsim("run " + write_temp("scn.json", sc + R"("name": "a\nb"})") + " -o " + hardening::temp_path("run_out")),
+                     {"scn.json: /name: must not contain control characters", "(got \"a\\x0ab\")"});
+  expect_input_error(ccsim("run " + write_temp("scd.json", sc + R"("description": "a\u0000b"})") + " -o " + hardening::temp_path("run_out")),
+                     {"scd.json: /description: must not contain control characters"});
+  expect_input_error(ccsim("run " + write_temp("scw.json", R"({"format": "ccsim-scenario/1", "cluster": {}, )"
+                                                           R"("workloads": [{"name": "w\u001b[2J", "collective": "all_reduce", "size": "1M"}]})") +
+                           " -o " + hardening::temp_path("run_out")),
+                     {"scw.json: /workloads/0/name: must not contain control characters"});
+  // MoE scenarios.
+  expect_input_error(ccsim("moe " + write_temp("moen.json", R"({"format": "ccsim-moe-scenario/1", "runs": [{"name": "a\u2029b"}]})")),
+                     {"moen.json: /runs/0/name: must not contain control characters"});
+  expect_input_error(ccsim("moe " + write_temp("moed.json", R"({"format": "ccsim-moe-scenario/1", "description": "\u009b31m", )"
+                                                            R"("runs": [{"name": "a"}]})")),
+                     {"moed.json: /description: must not contain control characters"});
 }
 
 TEST(HardeningJson, ErrorsQuoteValuesCut) {
@@ -94,6 +124,19 @@ TEST(HardeningJson, CalibrationNullAndWrongTypesNameThePlace) {
   expect_input_error(
       ccsim("all_reduce_perf --calibration " + write_temp("fitp.json", base + R"("beta_Bps": 3e11, "fit": {"points": [1]}}}})")),
       {"fitp.json: /classes/nvlink/fit/points"});
+  // fit.segments of the wrong shape were accepted with exit 0.
+  for (const auto& [seg, place] : std::vector<std::pair<std::string, std::string>>{
+           {R"([1, "x"])", "/classes/nvlink/fit/segments/0: must be an object (got 1)"},
+           {R"("x")", "/classes/nvlink/fit/segments: must be an array of segment objects (got \"x\")"},
+           {R"([{"from_bytes": "x"}])", "/classes/nvlink/fit/segments/0/from_bytes: must be a number (got \"x\")"}}) {
+    expect_input_error(ccsim("all_reduce_perf --calibration " +
+                             write_temp("seg.json", base + R"("beta_Bps": 3e11, "fit": {"segments": )" + seg + "}}}}")),
+                       {"seg.json: " + place});
+  }
+  EXPECT_EQ(ccsim("all_reduce_perf -b 1M -e 1M --calibration " +
+                  write_temp("segok.json", base + R"("beta_Bps": 3e11, "fit": {"segments": [{"from_bytes": 1, "beta_Bps": 3e11}]}}}})"))
+                .code,
+            0);
 }
 
 TEST(HardeningJson, XmlNestingIsLimited) {

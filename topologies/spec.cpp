@@ -74,7 +74,8 @@ std::string fmt_num(double x) {
 }
 
 // A value as an error message quotes it: one short line however large the value.
-std::string describe(const json& j) { return cut_for_message(j.dump()); }
+// (Invalid UTF-8, possible in a --set string, is shown as U+FFFD rather than throwing.)
+std::string describe(const json& j) { return cut_for_message(j.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
 // Validation context: one JSON object at `path` in `source`.
 class Obj {
@@ -130,10 +131,13 @@ class Obj {
   }
   // `max` is a physical bound (docs/topology.md, "Limits"): beyond it the value is a typo, and
   // SimGrid's solver would see rates or delays it cannot represent.
-  double positive(const std::string& key, double max, const double* def = nullptr) {
+  // A rate in [min, max]: below `min` (1 MB/s) a bandwidth made times of 1e300 us or inf.
+  double positive(const std::string& key, double min, double max, const double* def = nullptr) {
     const bool given = has(key);  // defaults derived from other values (a "not limiting" rate) are not bounded
     const double x = number(key, def);
     if (!(x > 0)) fail(key, "must be > 0 (got " + fmt_num(x) + ")");
+    if (given && x < min)
+      fail(key, "must be at least " + fmt_num(min) + " (got " + fmt_num(x) + "; docs/topology.md, Limits)");
     if (given) at_most(key, x, max);
     return x;
   }
@@ -182,14 +186,15 @@ class Obj {
     if (v.get<std::string>().empty()) fail(key, "must not be empty");
     // Names are printed into tables and headers: a newline would forge a row, a NUL cut the line.
     if (find_control_char(v.get<std::string>()) != std::string::npos)
-      fail(key, "must not contain control characters such as newlines (got " + describe(v) + ")");
+      fail(key, "must not contain control characters, line separators or invalid UTF-8 (got \"" +
+                    cut_for_message(v.get<std::string>()) + "\")");
     out_[key] = v;
     return v.get<std::string>();
   }
   std::string choice(const std::string& key, const std::vector<std::string>& options, const std::string* def = nullptr) {
     const std::string s = string(key, def);
     if (std::find(options.begin(), options.end(), s) == options.end())
-      fail(key, "must be one of " + join(options) + " (got \"" + s + "\")");
+      fail(key, "must be one of " + join(options) + " (got \"" + cut_for_message(s) + "\")");
     return s;
   }
 
@@ -220,6 +225,11 @@ constexpr double kMaxNicGbps = 1e5;         // 100 Tb/s
 constexpr double kMaxLatencyUs = 1e6;       // one second
 constexpr double kMaxOversubscription = 1000;
 constexpr double kMaxMessageRateMps = 1e5;  // 100 G messages/s per NIC
+// Lower bounds: 1 MB/s for every bandwidth (GB/s keys: 0.001; NIC Gb/s: 0.008), 1000 messages/s.
+// Slower links do not exist in a GPU cluster, and smaller rates made times of 1e300 us or inf.
+constexpr double kMinGBps = 1e-3;
+constexpr double kMinNicGbps = 8e-3;
+constexpr double kMinMessageRateMps = 1e-3;
 
 const char* transport_label(Transport t) {
   switch (t) {
@@ -286,7 +296,8 @@ void apply_override(json& spec, const std::string& assignment, const std::string
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   if (find_control_char(key) != std::string::npos)
-    throw InputError(where, "the key must not contain control characters (got '" + cut_for_message(key) + "')");
+    throw InputError(where, "the key must not contain control characters, line separators or invalid UTF-8 (got '" +
+                                cut_for_message(key) + "')");
   std::vector<std::string> parts;
   std::stringstream ss(key);
   for (std::string p; std::getline(ss, p, '.');) parts.push_back(p);
@@ -378,7 +389,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     // Achievable fraction of the signalling rate (packet headers, flow control): NCCL's own per-link
     // figures are 20.0 GB/s for NVLink3 and 20.6 for NVLink4 (SM80/SM90_NVLINK_BW) of 25 GB/s.
     const double nvl_eff_default = nvl_gen == 4 ? 20.6 / 25.0 : nvl_gen == 5 ? 40.1 / 50.0 : 0.8;
-    nvl_Bps = nv.positive("GBps_per_link", kMaxLinkGBps) * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
+    nvl_Bps = nv.positive("GBps_per_link", kMinGBps, kMaxLinkGBps) * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
     const double lat = 0.5;
     nvl_latency_s = nv.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     nvswitch = nv.boolean("nvswitch", true);
@@ -395,7 +406,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (nv.has("nvls_efficiency") && !nvls) nv.fail("nvls_efficiency", "an NVLS efficiency needs nvls: true");
     if (nvls) {
       const double not_limiting = gpus * nvl_Bps / kGB;
-      nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMaxAggregateGBps, &not_limiting) * kGB;
+      nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
       // The NVLink data rate multimem operations (ld_reduce, st) reach, as a fraction of ordinary P2P
       // traffic's: NCCL 2.30's nvlsEfficiency, 0.85 on Hopper and 0.74 on Blackwell (sm100 and up).
       int cc = 0;
@@ -417,9 +428,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   const int sockets = cpu.integer("sockets", 1, 8, &one);
   const std::string cpu_vendor = cpu.string("vendor", &unknown);
   const double d_is = 64, d_is_lat = 0.3, d_mem = 100, d_mem_lat = 0.1;
-  const double inter_Bps = cpu.positive("inter_socket_GBps", kMaxAggregateGBps, &d_is) * kGB;
+  const double inter_Bps = cpu.positive("inter_socket_GBps", kMinGBps, kMaxAggregateGBps, &d_is) * kGB;
   const double inter_lat = cpu.non_negative("inter_socket_latency_us", kMaxLatencyUs, &d_is_lat) * kMicro;
-  const double mem_Bps = cpu.positive("host_memory_GBps", kMaxAggregateGBps, &d_mem) * kGB;
+  const double mem_Bps = cpu.positive("host_memory_GBps", kMinGBps, kMaxAggregateGBps, &d_mem) * kGB;
   const double mem_lat = cpu.non_negative("host_memory_latency_us", kMaxLatencyUs, &d_mem_lat) * kMicro;
   node_out["cpu"] = cpu_out;
 
@@ -475,7 +486,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     Obj nic(node.at("nic"), "/node/nic", source, out);
     nics = nic.integer("count", 0, 64);
     const double zero = 0;
-    nic_gbps = nics > 0 ? nic.positive("Gbps", kMaxNicGbps) : nic.non_negative("Gbps", kMaxNicGbps, &zero);
+    nic_gbps = nics > 0 ? nic.positive("Gbps", kMinNicGbps, kMaxNicGbps) : nic.non_negative("Gbps", kMaxNicGbps, &zero);
     const std::string ib = "ib";
     const std::string t = nic.choice("transport", {"ib", "roce", "tcp"}, &ib);
     transport = t == "ib" ? Transport::InfiniBand : t == "roce" ? Transport::RoCE : Transport::TcpSockets;
@@ -491,7 +502,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
     // "up to 330-370 million messages per second"; the lower figure (docs/moe.md "Costs").
     const double rate = 330;
-    message_rate_per_s = nic.positive("message_rate_Mps", kMaxMessageRateMps, &rate) * 1e6;
+    message_rate_per_s = nic.positive("message_rate_Mps", kMinMessageRateMps, kMaxMessageRateMps, &rate) * 1e6;
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
     if (has_pcie) {
       nic_gen = nic.integer("pcie_generation", -1000, 1000, &pcie_gen);
@@ -529,7 +540,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   if (sharp) {
     if (nics == 0) fabric.fail("sharp", "in-network reduction needs NICs (node.nic.count >= 1)");
     const double not_limiting = std::min(npl, nodes) * nic_Bps / kGB;
-    sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", kMaxAggregateGBps, &not_limiting) * kGB;
+    sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
   }
   resolved["fabric"] = fabric_out;
 

@@ -3,6 +3,9 @@
 #include "common/error.h"
 
 namespace ccsim::moe {
+namespace {
+constexpr std::int64_t kMaxTokenExpertPairs = std::int64_t{1} << 26;
+}  // namespace
 
 std::int64_t bytes_per_token(WireDtype dtype, int hidden) {
   const std::int64_t h = hidden;
@@ -32,6 +35,14 @@ void validate(const MoeConfig& c) {
   if (c.experts % c.nodes() != 0)
     throw InputError("--experts", s(c.experts) + " experts do not split into " + s(c.nodes()) +
                                       " equal node groups (nodes = EP / GPUs per node)");
+  // Routing holds one 4-byte expert id per (token, expert) pair, and the traffic and transport passes
+  // walk every pair: 2^24 pairs took 14 s and 100 MB on a busy 2-core machine, so 2^26 is ~0.4 GiB and
+  // up to a minute; 10^8 tokens per rank ended in std::bad_alloc, 10^7 ran 90 s silently (docs/moe.md).
+  const double pairs = static_cast<double>(c.tokens_per_rank) * c.ep * c.top_k;
+  if (pairs > static_cast<double>(kMaxTokenExpertPairs))
+    throw InputError("--tokens", s(c.tokens_per_rank) + " tokens per rank x EP " + s(c.ep) + " x top-k " + s(c.top_k) + " = " +
+                                     std::to_string(static_cast<long long>(pairs)) + " (token, expert) pairs, above ccsim's limit of " +
+                                     s(kMaxTokenExpertPairs) + " (2^26: each pair is routed and counted, ~0.4 GiB and up to a minute at the limit; docs/moe.md)");
   if (c.node_limit < 0)
     throw InputError("--max-nodes", "node limit must be >= 1 (or 0 for unlimited), got " + s(c.node_limit));
   if (c.node_limit > 0 && c.node_limit < c.nodes() &&

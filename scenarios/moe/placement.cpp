@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim::moe {
 namespace {
@@ -72,12 +73,12 @@ PlacementSpec parse_placement_spec(const std::string& text, const std::string& w
     char* end = nullptr;
     const long r = std::strtol(num.c_str(), &end, 10);
     if (num.empty() || end != num.c_str() + num.size() || r < 0 || r > 1'000'000)
-      throw InputError(where, "'" + text + "': redundant experts must be a whole number >= 0");
+      throw InputError(where, "'" + cut_for_message(text) + "': redundant experts must be a whole number >= 0");
     spec.kind = head == "eplb" ? PlacementKind::EplbHierarchical : PlacementKind::EplbGlobal;
     spec.redundant = static_cast<int>(r);
     return spec;
   }
-  throw InputError(where, "unknown placement '" + text + "' (contiguous, eplb:R, eplb-global:R)");
+  throw InputError(where, "unknown placement '" + cut_for_message(text) + "' (contiguous, eplb:R, eplb-global:R)");
 }
 
 std::string placement_spec_name(const PlacementSpec& spec) {

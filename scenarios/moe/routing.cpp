@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/error.h"
+#include "common/text.h"
 #include "scenarios/moe/rng.h"
 #include "scenarios/moe/trace.h"
 
@@ -26,7 +27,7 @@ double parse_number(const std::string& text, const std::string& where, const std
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
-    throw InputError(where, "'" + spec + "': '" + text + "' is not a number");
+    throw InputError(where, "'" + cut_for_message(spec) + "': '" + cut_for_message(text) + "' is not a number");
   return v;
 }
 
@@ -138,7 +139,7 @@ RoutingSpec parse_routing_spec(const std::string& text, const std::string& where
   }
   const auto parts = split_colons(text, 4);
   const auto arity = [&](std::size_t n, const char* form) {
-    if (parts.size() != n) throw InputError(where, "'" + text + "': expected " + form);
+    if (parts.size() != n) throw InputError(where, "'" + cut_for_message(text) + "': expected " + form);
   };
   if (head == "uniform") {
     arity(1, "uniform");
@@ -146,24 +147,24 @@ RoutingSpec parse_routing_spec(const std::string& text, const std::string& where
     arity(2, "zipf:S (S >= 0)");
     spec.kind = RoutingKind::Zipf;
     spec.zipf_s = parse_number(parts[1], where, text);
-    if (spec.zipf_s < 0) throw InputError(where, "'" + text + "': zipf exponent must be >= 0");
+    if (spec.zipf_s < 0) throw InputError(where, "'" + cut_for_message(text) + "': zipf exponent must be >= 0");
   } else if (head == "hot") {
     arity(3, "hot:F:H (fraction F in [0,1] of the weight on H hot experts)");
     spec.kind = RoutingKind::Hot;
     spec.hot_fraction = parse_number(parts[1], where, text);
     const double h = parse_number(parts[2], where, text);
     if (spec.hot_fraction < 0 || spec.hot_fraction > 1)
-      throw InputError(where, "'" + text + "': hot fraction must be in [0, 1]");
+      throw InputError(where, "'" + cut_for_message(text) + "': hot fraction must be in [0, 1]");
     if (h < 1 || h != std::floor(h) || h > 1e9)
-      throw InputError(where, "'" + text + "': hot expert count must be a whole number >= 1");
+      throw InputError(where, "'" + cut_for_message(text) + "': hot expert count must be a whole number >= 1");
     spec.hot_experts = static_cast<int>(h);
   } else if (head == "ratio") {
     arity(2, "ratio:X (hottest-rank / mean load, X >= 1)");
     spec.kind = RoutingKind::Ratio;
     spec.target_ratio = parse_number(parts[1], where, text);
-    if (spec.target_ratio < 1) throw InputError(where, "'" + text + "': ratio must be >= 1");
+    if (spec.target_ratio < 1) throw InputError(where, "'" + cut_for_message(text) + "': ratio must be >= 1");
   } else {
-    throw InputError(where, "unknown routing '" + text + "' (uniform, zipf:S, hot:F:H, ratio:X, trace:FILE)");
+    throw InputError(where, "unknown routing '" + cut_for_message(text) + "' (uniform, zipf:S, hot:F:H, ratio:X, trace:FILE)");
   }
   return spec;
 }
