@@ -322,6 +322,17 @@ class Parser {
     return t.size() >= 4 && t[0] == "Rank" && parse_int(t[1], dummy) && body.find(" device ") != std::string::npos;
   }
 
+  static bool is_bare_comment_line(const std::string& ts) {
+    if (starts_with(ts, "nThread ") || starts_with(ts, "nccl-tests version") || starts_with(ts, "Collective test starting:") ||
+        starts_with(ts, "Collective test concluded:") || starts_with(ts, "Using devices") || starts_with(ts, "(B)") ||
+        is_device_line(ts))
+      return true;
+    const auto t = split_ws(ts);
+    if (t.size() >= 2 && t[0] == "size" && t[1] == "count" && ts.find("algbw") != std::string::npos) return true;
+    return (ts.find("out-of-place") != std::string::npos || ts.find("in-place") != std::string::npos) &&
+           !std::isdigit(static_cast<unsigned char>(ts[0]));
+  }
+
   void handle(const std::string& s) {
     if (s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) {
       scan_version(s);
@@ -329,6 +340,10 @@ class Parser {
     }
     std::string ts = trim(s);
     if (ts.empty()) return;
+    // Some launchers and log collectors drop the leading '#' of nccl-tests' comment lines (dstack
+    // prints "nThread 1 nGpus 1 ..." and "size count type ..."): read nccl-tests' own comment
+    // lines as such. Data rows start with a digit and match none of these.
+    if (ts[0] != '#' && is_bare_comment_line(ts)) ts = "# " + ts;
     if (ts[0] == '#') {
       std::string body = ts.substr(1);
       std::string tb = trim(body);

@@ -305,3 +305,37 @@ TEST(NcclTestsLog, CollectiveNames) {
   EXPECT_EQ(nccl_tests_collective_from_name("sendrecv"), "sendrecv");
   EXPECT_EQ(nccl_tests_collective_from_name("foo_perf"), "");
 }
+
+namespace ccsim {
+namespace {
+
+// dstack prints nccl-tests' output without the '#' of its comment lines (a real log:
+// tests/data/nccl-tests/gcp-a3high-2node-tcpx-allgather-dstack.txt): the run header and the
+// column header are still read as such, and the table (8 MiB .. 8 GiB, 11 rows) with them.
+TEST(NcclTestsLog, CommentLinesWithoutTheirHash) {
+  const auto runs = parse_nccl_tests_file(std::string(CCSIM_SOURCE_DIR) +
+                                          "/tests/data/nccl-tests/gcp-a3high-2node-tcpx-allgather-dstack.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].nthread, 1);
+  EXPECT_EQ(runs[0].ngpus, 1);
+  EXPECT_EQ(runs[0].min_bytes, 8388608u);
+  EXPECT_EQ(runs[0].max_bytes, 8589934592u);
+  ASSERT_EQ(runs[0].rows.size(), 11u);
+  EXPECT_EQ(runs[0].rows.front().size_bytes, 8388608u);
+  EXPECT_DOUBLE_EQ(runs[0].rows.back().oop_time_us, 160505);
+  EXPECT_TRUE(runs[0].has_avg_busbw);
+  // A row is still a row: a table line that starts with a number is data, not a comment.
+  std::istringstream in("nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+                        "validation: 1 graph: 0\n"
+                        "       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+                        "algbw   busbw #wrong\n"
+                        "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    "
+                        "0.00    0.00      0\n");
+  const auto bare = parse_nccl_tests_log(in, "bare.txt");
+  ASSERT_EQ(bare.size(), 1u);
+  ASSERT_EQ(bare[0].rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(bare[0].rows[0].oop_time_us, 12.25);
+}
+
+}  // namespace
+}  // namespace ccsim

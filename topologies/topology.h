@@ -59,8 +59,8 @@ using Route = std::vector<Hop>;
 class RouteMemo : public std::unordered_map<std::uint64_t, Route> {
  public:
   RouteMemo() = default;
-  RouteMemo(const RouteMemo&) {}
-  RouteMemo(RouteMemo&&) noexcept {}
+  RouteMemo(const RouteMemo&) : std::unordered_map<std::uint64_t, Route>() {}
+  RouteMemo(RouteMemo&&) noexcept : std::unordered_map<std::uint64_t, Route>() {}
   RouteMemo& operator=(const RouteMemo&) {
     clear();
     return *this;
