@@ -234,7 +234,8 @@ NcclDebugInfo parse_nccl_debug_log(std::istream& in, const std::string& filename
           int r = 0;
           if (!parse_int(tok, r)) fail(ln, "rank " + cut_for_message(tok) + " out of range");
           info.ring_ranks[c].push_back(r);
-          text += (text.empty() ? "" : " ") + std::to_string(r);
+          if (!text.empty()) text += ' ';
+          text += std::to_string(r);
         }
         info.rings[c] = text;
       }

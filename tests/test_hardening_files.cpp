@@ -113,7 +113,7 @@ TEST(HardeningFiles, APlantedLinkAtTheOldTemporaryNameIsNotWrittenThrough) {
 }
 
 TEST(HardeningFiles, AFailedWriteToStdoutIsAnError) {
-  for (const std::string& cmd : {"all_reduce_perf -b 1M -e 1M --model closed-form", "topo dgx-h100",
+  for (const std::string cmd : {"all_reduce_perf -b 1M -e 1M --model closed-form", "topo dgx-h100",
                                  "explain -b 1M", "schedule -b 1M --dump"}) {
     const auto r = ccsim(cmd, ">/dev/full");
     EXPECT_EQ(r.code, 2) << cmd;

@@ -49,7 +49,7 @@ TEST(HardeningLogs, ATableWithoutItsFooterIsAWarningNamingTheLastRow) {
 
 TEST(HardeningLogs, ImpossibleTimesAreErrorsWithTheLine) {
   std::string log = first_lines(data("nccl-tests/a100x8-1node-allreduce.txt"), 43);
-  for (const std::string& bad : {"nan", "-5.0", "inf"}) {
+  for (const std::string bad : {"nan", "-5.0", "inf"}) {
     std::string t = log;
     const std::string row_time = "    103.8   40.40";  // line 30's out-of-place time
     const auto at = t.find(row_time);
@@ -117,14 +117,20 @@ TEST(HardeningLogs, NvidiaSmiLongLinesAreAnErrorNotACrash) {
   expect_input_error(ccsim("topo --from-nvidia-smi " + nl), {"smi_nl.txt: line 41: line is longer than 4096 characters"});
   std::string aff = smi;
   std::string list;
-  for (int i = 0; i < 20000; ++i) list += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < 20000; ++i) {
+    if (i) list += ',';
+    list += std::to_string(i);
+  }
   aff.replace(aff.find("0-63,128-191"), 12, list);
   expect_input_error(ccsim("topo --from-nvidia-smi " + write_temp("smi_aff.txt", aff)),
                      {"smi_aff.txt: line 5: line is longer than 4096 characters"});
   // A long affinity list within the limit is read (hand-parsed, no regex).
   std::string ok = smi;
   list.clear();
-  for (int i = 0; i < 600; ++i) list += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < 600; ++i) {
+    if (i) list += ',';
+    list += std::to_string(i);
+  }
   ok.replace(ok.find("0-63,128-191"), 12, list);
   EXPECT_EQ(ccsim("topo --from-nvidia-smi " + write_temp("smi_aff_ok.txt", ok)).code, 0);
   std::string bad = smi;
@@ -148,7 +154,10 @@ TEST(HardeningLogs, PerftestLongLinesAreAnErrorNotACrash) {
 TEST(HardeningLogs, NcclDebugLongLinesAreReadOrSkippedNotACrash) {
   const std::string pre = "host:1:1 [0] NCCL INFO ";
   std::string ring = pre + "Channel 00/02 :";
-  for (int r = 0; r < 30000; ++r) ring += " " + std::to_string(r);
+  for (int r = 0; r < 30000; ++r) {
+    ring += ' ';
+    ring += std::to_string(r);
+  }
   const std::string big(100000, 'v');
   const std::string log = pre + "NCCL version 2.21.5" + big + "\n" + "NCCL version 2.19." + big + "\n" + ring + "\n" + pre +
                           "Loaded net plugin " + big + "\n" + pre + "comm 0x1 rank 0 nranks 8 " + big + " Init START\n" + pre +

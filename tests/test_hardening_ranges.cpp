@@ -101,7 +101,7 @@ TEST(HardeningRanges, SimGridConfigurationIsCheckedBeforeSimGridSeesIt) {
   expect_input_error(ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=network/crosstraffic:1"),
                      {"network/crosstraffic must be one of 0, no, false, off (got '1')"});
   // Every allowed key reaches SimGrid without an abort.
-  for (const std::string& ok : {"network/model:LV08", "network/optim:Lazy", "network/maxmin-selective-update:yes",
+  for (const std::string ok : {"network/model:LV08", "network/optim:Lazy", "network/maxmin-selective-update:yes",
                                 "network/crosstraffic:0", "network/latency-factor:2", "network/bandwidth-factor:0.9",
                                 "network/weight-S:8775", "maxmin/precision:1e-9"}) {
     const auto r = ccsim("all_reduce_perf -b 1M -e 1M", "", "CCSIM_SIMGRID_CFG=" + ok);
