@@ -142,7 +142,9 @@ class Reader {
   std::vector<double> nums() {
     const auto n = static_cast<std::size_t>(num());
     std::vector<double> v(n);
-    std::memcpy(v.data(), buf_.data() + pos_, n * sizeof(double));
+    // An empty vector's data() may be null, and memcpy from or to null is undefined even for 0 bytes
+    // (UBSan's finding, docs/sanitizers.md).
+    if (n > 0) std::memcpy(v.data(), buf_.data() + pos_, n * sizeof(double));
     pos_ += n * sizeof(double);
     return v;
   }
