@@ -107,14 +107,6 @@ TEST(RunScenario, BadFileIsOneLineExitTwoAndNoOutput) {
   EXPECT_NE(::access((dir + "/out").c_str(), F_OK), 0);
 }
 
-// One CSV data row split on commas (the fields compared here hold no quoted commas).
-std::vector<std::string> fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  for (std::string f; std::getline(ss, f, ',');) out.push_back(f);
-  return out;
-}
-
 TEST(RunScenario, SmallScenarioRowsEqualPredictForTheSameSettings) {
   const std::string dir = fresh_dir("e2e");
   write_text(dir + "/s.json", R"({"format": "ccsim-scenario/1", "name": "e2e",
@@ -131,7 +123,7 @@ TEST(RunScenario, SmallScenarioRowsEqualPredictForTheSameSettings) {
   std::string line;
   std::getline(ss, line);
   EXPECT_EQ(line.substr(0, 60), "variant,workload,collective,size_bytes,time_us,algbw_GBps,bu");
-  while (std::getline(ss, line)) rows.push_back(fields(line));
+  while (std::getline(ss, line)) rows.push_back(csv_fields(line));
   ASSERT_EQ(rows.size(), 12u);
   const nlohmann::json results = nlohmann::json::parse(slurp(dir + "/out/results.json"));
   EXPECT_EQ(results["complete"], true);
@@ -150,7 +142,7 @@ TEST(RunScenario, SmallScenarioRowsEqualPredictForTheSameSettings) {
       std::getline(ps, line);
       while (line[0] == '#') std::getline(ps, line);  // metadata, then the header
       while (std::getline(ps, line)) {
-        const auto pf = fields(line);
+        const auto pf = csv_fields(line);
         ASSERT_LT(k, rows.size());
         EXPECT_EQ(rows[k][0], "node.nic.Gbps=" + gbps);
         EXPECT_EQ(rows[k][3], pf[0]);                               // size_bytes

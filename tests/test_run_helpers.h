@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ccsim::run_testing {
 
@@ -44,6 +46,20 @@ inline CommandResult shell(const std::string& command, const std::string& dir) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+// One CSV line split into fields; a quoted field may hold commas ("" is not unescaped).
+inline std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) out.push_back(std::exchange(cur, ""));
+    else cur += c;
+  }
+  out.push_back(cur);
+  return out;
 }
 
 inline CommandResult ccsim(const std::string& args, const std::string& dir) { return shell(std::string(CCSIM_BINARY) + " " + args, dir); }

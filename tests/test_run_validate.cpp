@@ -17,19 +17,6 @@ namespace {
 
 using namespace run_testing;
 
-std::vector<std::string> csv_fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) out.push_back(std::exchange(cur, ""));
-    else cur += c;
-  }
-  out.push_back(cur);
-  return out;
-}
-
 // size -> out-of-place time (us) from an nccl-tests table: rows are lines whose first field is a
 // number (header and comment lines start with '#' or text).
 std::map<std::uint64_t, double> oop_times(const std::string& path) {
