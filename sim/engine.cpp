@@ -22,6 +22,7 @@
 #include "algorithms/endpoint_route.h"
 #include "common/error.h"
 #include "common/text.h"
+#include "sim/fluid_network.h"
 #include "sim/isolated_run.h"
 #include "sim/merge.h"
 #include "sim/symmetry.h"
@@ -218,9 +219,11 @@ class Agenda {
     heap_.push({date, id});
     if (running_ && (bound_ < 0 || date < bound_) && vetoed_.empty()) stopper_->vetoable_start();
   }
-  // Pops and fires every entry whose date has come, earliest first.
-  template <class Fire> void fire_due(Fire&& fire) {
-    while (!heap_.empty() && sg4::Engine::get_clock() >= heap_.top().first) {
+  bool empty() const { return heap_.empty(); }
+  double next_date() const { return heap_.top().first; }
+  // Pops and fires every entry whose date has come (<= now), earliest first.
+  template <class Fire> void fire_due(double now, Fire&& fire) {
+    while (!heap_.empty() && now >= heap_.top().first) {
       const std::uint32_t id = heap_.top().second;
       heap_.pop();
       fire(id);
@@ -241,7 +244,7 @@ class Agenda {
       running_ = false;
       const bool stopped = !vetoed_.empty();
       vetoed_.clear();
-      fire_due(fire);
+      fire_due(sg4::Engine::get_clock(), fire);
       if (!bounded && !stopped) break;  // nothing left to simulate and nothing added meanwhile
     }
     engine.track_vetoed_activities(nullptr);
@@ -261,6 +264,13 @@ class Agenda {
   bool running_ = false;
 };
 
+// A resource of the platform, shared max-min by the flows that cross it: a link direction (or a
+// merged set of them), a connection's cap, or a GPU's issue rate.
+struct Resource {
+  double bandwidth_Bps = 0;  // scaled by kByteScale
+  std::string name;
+};
+
 // Everything the replay shares during one simulation. The replay has no actors: transfers are
 // started from SimGrid's completion callbacks (maestro context) and from the agenda, which costs
 // no context switch, semaphore or actor stack per transfer (docs/engine.md, "event-driven replay").
@@ -275,20 +285,47 @@ struct Replay {
                                               // one's pipeline slot (-1: none)
   std::vector<double> start, end;             // per rep index
   std::vector<double> route_delay;            // per route: fixed delay folded into the route's latency
+  std::vector<double> route_latency_s;        // per route: that delay + its links' latencies
+  std::vector<double> route_bound_Bps;        // per route: each flow's rate bound (0: none), scaled
+  std::vector<std::vector<int>> route_resources;  // per route: the Resources it crosses
   std::vector<sg4::Host*> route_src, route_dst;
   std::vector<sg4::CommPtr> comms;            // per rep index while in flight
   sg4::CommPtr finished;                      // the last completed comm, released at the next completion
   Agenda agenda;                              // transfers (and markers) waiting for their ready time
+  FluidNetwork* fluid = nullptr;              // with EngineOptions::fluid_solver: the network
 };
 
-void start_now(Replay* R, std::uint32_t t) {
-  R->start[t] = sg4::Engine::get_clock();
-  const int route = R->route_of[t];
+// An agenda entry that begins a started transfer's bandwidth phase once its route latency is over.
+constexpr std::uint32_t kBeginBandwidthPhase = 1u << 31;
+
+double clock_of(const Replay* R) { return R->fluid ? R->fluid->now() : sg4::Engine::get_clock(); }
+
+// The bytes of a started transfer begin to move: a SimGrid comm without latency, so that SimGrid's
+// CM02 model, which weights each flow's max-min share by the inverse of its route latency (a
+// flow with none counts as latency 1 s), shares every link equally between the flows on it.
+void begin_bandwidth_phase(Replay* R, std::uint32_t t) {
+  const auto route = static_cast<std::size_t>(R->route_of[t]);
   sg4::CommPtr c = sg4::Comm::sendto_init(R->route_src[route], R->route_dst[route]);
   c->set_payload_size(static_cast<std::uint64_t>(R->bytes[t] * kByteScale + 0.5));
   c->set_data(&R->reps[t]);  // any stable per-transfer address: the callback recovers t from it
   c->start();
   R->comms[t] = std::move(c);
+}
+
+// Starts transfer t now: its route latency (fixed delay and links), then its bytes.
+void start_now(Replay* R, std::uint32_t t) {
+  const auto route = static_cast<std::size_t>(R->route_of[t]);
+  const double now = clock_of(R);
+  R->start[t] = now;
+  const double latency = R->route_latency_s[route];
+  if (R->fluid) {
+    R->fluid->start(R->route_resources[route], static_cast<double>(static_cast<std::uint64_t>(R->bytes[t] * kByteScale + 0.5)),
+                    latency, R->route_bound_Bps[route], t);
+  } else if (latency > 0) {
+    R->agenda.add(now + latency, t | kBeginBandwidthPhase);
+  } else {
+    begin_bandwidth_phase(R, t);
+  }
 }
 
 // All dependencies of t are done at the current time: start it once its ready time has come. The
@@ -297,7 +334,7 @@ void start_now(Replay* R, std::uint32_t t) {
 void complete_marker(Replay* R, std::uint32_t t);
 
 void launch(Replay* R, std::uint32_t t) {
-  const double now = sg4::Engine::get_clock();
+  const double now = clock_of(R);
   if (R->route_of[t] < 0) {  // a marker: no route, no bytes
     const double ready = R->ready_at[t] + R->delay[t];
     if (ready > now)
@@ -315,7 +352,9 @@ void launch(Replay* R, std::uint32_t t) {
 
 // An agenda entry whose time has come.
 void fire(Replay* R, std::uint32_t t) {
-  if (R->route_of[t] < 0)
+  if (t & kBeginBandwidthPhase)
+    begin_bandwidth_phase(R, t & ~kBeginBandwidthPhase);
+  else if (R->route_of[t] < 0)
     complete_marker(R, t);
   else
     start_now(R, t);
@@ -327,12 +366,12 @@ void release_successors(Replay* R, std::uint32_t t);
 // delay has passed, without SimGrid. It never touches R->finished: it may complete inside another
 // transfer's completion callback.
 void complete_marker(Replay* R, std::uint32_t t) {
-  R->start[t] = R->end[t] = sg4::Engine::get_clock();
+  R->start[t] = R->end[t] = clock_of(R);
   release_successors(R, t);
 }
 
 void on_transfer_done(Replay* R, std::uint32_t t) {
-  R->end[t] = sg4::Engine::get_clock();
+  R->end[t] = clock_of(R);
   R->finished = std::move(R->comms[t]);  // releases the previous completion, whose callback is over
   release_successors(R, t);
 }
@@ -386,6 +425,84 @@ Prepared prepare(const Topology& topo, const Schedule& original, const EngineOpt
   p.q = options.exploit_symmetry ? find_quotient(topo, p.sched()) : identity_quotient(p.sched());
   prof("quotient", pt);
   return p;
+}
+
+// Replays on SimGrid: one platform link per resource (without latency: start_now waits for it on
+// the agenda), a pair of hosts per route, the agenda driving Engine::run_until.
+void replay_simgrid(Replay& R, const std::vector<Resource>& resources, const std::vector<std::uint32_t>& roots,
+                    double& pt) {
+  std::vector<std::string> args = {"ccsim",
+                                   "--log=root.thres:critical",
+                                   "--cfg=network/model:CM02",
+                                   "--cfg=network/optim:Full",
+                                   "--cfg=network/latency-factor:1",
+                                   "--cfg=network/bandwidth-factor:1",
+                                   "--cfg=network/TCP-gamma:0",
+                                   "--cfg=network/crosstraffic:0",
+                                   "--cfg=contexts/stack-size:128"};
+  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back("--cfg=" + checked_simgrid_cfg(extra));
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  sg4::Engine engine(&argc, argv.data());
+  auto* zone = sg4::create_star_zone("cluster");
+  std::vector<sg4::Link*> links;
+  for (const Resource& res : resources) links.push_back(zone->create_link(res.name, res.bandwidth_Bps)->seal());
+  for (std::size_t r = 0; r < R.route_resources.size(); ++r) {
+    // Names built by appends: GCC 12 warns falsely (-Wrestrict) on "s" + std::to_string(r) here.
+    std::string name = std::to_string(r);
+    auto* src = zone->create_host(name.insert(0, 1, 's'), 1e9);
+    name[0] = 'd';
+    auto* dst = zone->create_host(name, 1e9);
+    std::vector<sg4::LinkInRoute> path;
+    // A per-flow bound is a FATPIPE link: each flow limited to its bandwidth, never their sum
+    // (Comm::set_rate would do, but SimGrid 3.32 refuses it on a host-to-host comm).
+    if (R.route_bound_Bps[r] > 0)
+      path.emplace_back(zone->create_link("cap" + name.substr(1), R.route_bound_Bps[r])
+                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                            ->seal());
+    for (int res : R.route_resources[r]) path.emplace_back(links[static_cast<std::size_t>(res)]);
+    zone->add_route(src->get_netpoint(), nullptr, nullptr, nullptr, path, false);
+    zone->add_route(nullptr, dst->get_netpoint(), nullptr, nullptr, {}, false);
+    R.route_src.push_back(src);
+    R.route_dst.push_back(dst);
+  }
+  zone->seal();
+  R.comms.resize(R.reps.size());
+  const auto fire_entry = [&R](std::uint32_t t) { fire(&R, t); };
+  sg4::Activity::on_completion_cb([&R, &fire_entry](const sg4::Activity& a) {
+    R.agenda.fire_due(sg4::Engine::get_clock(), fire_entry);  // entries due at this step first, as SimGrid's timers were
+    on_transfer_done(&R, static_cast<std::uint32_t>(a.get_data<std::uint32_t>() - R.reps.data()));
+  });
+  for (std::uint32_t i : roots) launch(&R, i);
+  prof("platform+launch", pt);
+  R.agenda.run(engine, fire_entry);
+}
+
+// Replays on sim/fluid_network.h: the same resources as its constraints, the same latencies, bounds
+// and order of events.
+void replay_fluid(Replay& R, const std::vector<Resource>& resources, const std::vector<std::uint32_t>& roots,
+                  double& pt) {
+  FluidNetwork net;
+  for (const Resource& res : resources) net.add_constraint(res.bandwidth_Bps);  // ids are the resources' indices
+  R.comms.resize(R.reps.size());
+  R.fluid = &net;
+  const auto fire_entry = [&R](std::uint32_t t) { fire(&R, t); };
+  for (std::uint32_t i : roots) launch(&R, i);
+  prof("platform+launch", pt);
+  std::vector<std::uint32_t> done;
+  for (;;) {
+    double next = net.next_event();
+    if (!R.agenda.empty()) next = std::min(next, R.agenda.next_date());
+    if (next == FluidNetwork::kNever) break;
+    done.clear();
+    net.advance_to(next, done);
+    R.agenda.fire_due(next, fire_entry);  // entries due at this date first, as in the SimGrid replay
+    for (std::uint32_t t : done) on_transfer_done(&R, t);
+  }
+  R.fluid = nullptr;
+  if (std::getenv("CCSIM_PROFILE"))
+    std::fprintf(stderr, "[profile] fluid: %zu solves, %zu flows re-solved\n", net.solves(), net.flows_resolved());
 }
 
 SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double byte_factor,
@@ -504,104 +621,106 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       ++R.pending[items[j]];
     }
 
-  // ---- SimGrid platform ----
-  std::vector<std::string> args = {"ccsim",
-                                   "--log=root.thres:critical",
-                                   "--cfg=network/model:CM02",
-                                   "--cfg=network/optim:Full",
-                                   "--cfg=network/latency-factor:1",
-                                   "--cfg=network/bandwidth-factor:1",
-                                   "--cfg=network/TCP-gamma:0",
-                                   "--cfg=network/crosstraffic:0",
-                                   "--cfg=contexts/stack-size:128"};
-  if (const char* extra = std::getenv("CCSIM_SIMGRID_CFG")) args.push_back("--cfg=" + checked_simgrid_cfg(extra));
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  int argc = static_cast<int>(argv.size());
-  sg4::Engine engine(&argc, argv.data());
-  auto* zone = sg4::create_star_zone("cluster");
-  // One platform link per link direction: a shared-duplex link is one resource for both directions.
-  std::map<LinkDirectionKey, sg4::Link*> sg_links;
-  std::size_t link_counter = 0;
-  auto platform_link = [&](const Hop& h) {
-    const LinkDirectionKey k = link_direction_key(topo, h);
-    auto it = sg_links.find(k);
-    if (it != sg_links.end()) return it->second;
-    const Link& l = topo.link(h.edge);
-    if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
-    // A folded link that a rotation fixes stands for fewer real links than its flows' orbits: its
-    // share of the capacity (sim/symmetry.h).
-    const double share = folded_link_share(h);
-    auto* link = zone->create_link("l" + std::to_string(link_counter++), l.bandwidth_Bps * share * kByteScale)
-                     ->set_latency(fifo ? 0.0 : l.latency_s)
-                     ->seal();
-    sg_links.emplace(k, link);
-    return link;
-  };
-  double fastest_link_Bps = 0;
-  for (auto [it, end] = boost::edges(topo.graph()); it != end; ++it)
-    fastest_link_Bps = std::max(fastest_link_Bps, topo.link(*it).bandwidth_Bps);
-  std::map<std::pair<int, int>, sg4::Link*> issue_links;  // per (source GPU, Schedule::gpu_issue_caps entry)
+  // ---- the platform: the resources each route crosses ----
+  // One resource per link direction: a shared-duplex link is one resource for both directions.
+  // Link directions that exactly the same routes cross (a GPU's PCIe uplink, its switch's port to
+  // the NIC, the NIC's port to the fabric, for a rail of an all-to-all) are one resource: in
+  // max-min the narrowest of them binds whenever any would, so the others are constraints that
+  // never bind but that the solver walks at every event. A route that crosses a link direction
+  // twice keeps that one unmerged. Latencies are the routes' (summed over their links), not the
+  // resources'.
+  std::vector<Resource> resources;
+  R.route_resources.assign(routes.size(), {});
+  std::map<LinkDirectionKey, int> resource_of;
+  std::map<LinkDirectionKey, bool> merged_link;  // part of a set of two or more
+  {
+    std::map<LinkDirectionKey, std::vector<int>> crossing;  // per link direction: the routes, ascending
+    std::map<LinkDirectionKey, Hop> hop_of;
+    for (std::size_t r = 0; r < routes.size(); ++r)
+      for (const Hop& h : routes[r]) {
+        const LinkDirectionKey k = link_direction_key(topo, h);
+        crossing[k].push_back(static_cast<int>(r));
+        hop_of.emplace(k, h);
+      }
+    std::map<std::vector<int>, std::vector<LinkDirectionKey>> by_routes;
+    for (const auto& [k, rs] : crossing) {
+      if (std::adjacent_find(rs.begin(), rs.end()) != rs.end())
+        by_routes[{-1 - static_cast<int>(by_routes.size())}].push_back(k);  // a set of its own
+      else
+        by_routes[rs].push_back(k);
+    }
+    for (const auto& [rs, keys] : by_routes) {
+      Resource res;
+      for (const LinkDirectionKey& k : keys) {
+        const Hop& h = hop_of.at(k);
+        const Link& l = topo.link(h.edge);
+        if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
+        // A folded link that a rotation fixes stands for fewer real links than its flows' orbits:
+        // its share of the capacity (sim/symmetry.h).
+        const double c = l.bandwidth_Bps * folded_link_share(h) * kByteScale;
+        res.bandwidth_Bps = res.bandwidth_Bps > 0 ? std::min(res.bandwidth_Bps, c) : c;
+      }
+      res.name = "l" + std::to_string(resources.size());
+      for (const LinkDirectionKey& k : keys) {
+        resource_of.emplace(k, static_cast<int>(resources.size()));
+        merged_link.emplace(k, keys.size() > 1);
+      }
+      resources.push_back(std::move(res));
+    }
+  }
+  std::map<std::pair<int, int>, int> issue_resources;  // per (source GPU, Schedule::gpu_issue_caps entry)
+  // A route's fixed delay: the smallest of its transfers' (the rest is waited for before they start).
   R.route_delay.assign(routes.size(), fifo ? 0.0 : -1.0);
   for (std::size_t i = 0; i < nrep && !fifo; ++i) {
     if (R.route_of[i] < 0) continue;
     double& d = R.route_delay[R.route_of[i]];
     d = d < 0 ? R.delay[i] : std::min(d, R.delay[i]);
   }
+  R.route_latency_s.assign(routes.size(), 0.0);
+  R.route_bound_Bps.assign(routes.size(), 0.0);
   for (std::size_t r = 0; r < routes.size(); ++r) {
-    auto* src = zone->create_host("s" + std::to_string(r), 1e9);
-    auto* dst = zone->create_host("d" + std::to_string(r), 1e9);
-    std::vector<sg4::LinkInRoute> path;
-    // A per-flow cap (Schedule::transfer_rate_cap_Bps) rides on the same FATPIPE link.
-    const double cap = flow_cap_Bps[r];
-    if (R.route_delay[r] > 0 || cap > 0) {
-      // A latency-only link: the fixed per-step delay of this connection, never a bandwidth limit
-      // unless a cap is asked for. FATPIPE: each flow is capped individually, never the sum; without
-      // a cap the bandwidth is far above any real link.
-      path.emplace_back(zone->create_link("delay" + std::to_string(r),
-                                          (cap > 0 ? cap : fastest_link_Bps * 1e3) * kByteScale)
-                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                            ->set_latency(std::max(0.0, R.route_delay[r]))
-                            ->seal());
+    std::vector<int>& path = R.route_resources[r];
+    R.route_delay[r] = std::max(0.0, R.route_delay[r]);
+    // FIFO connections carry their physical latency in the delay already (see above).
+    R.route_latency_s[r] = R.route_delay[r] + (fifo ? 0.0 : route_latency_s(topo, routes[r]));
+    // Schedule::transfer_rate_cap_Bps: each flow limited individually, never their sum.
+    if (flow_cap_Bps[r] > 0) R.route_bound_Bps[r] = flow_cap_Bps[r] * kByteScale;
+    // A connection's cap: a resource of its own, shared by the connection's flows in flight.
+    if (connection_cap_Bps[r] > 0) {
+      path.push_back(static_cast<int>(resources.size()));
+      resources.push_back({connection_cap_Bps[r] * kByteScale, "connection" + std::to_string(r)});
     }
-    if (R.route_delay[r] <= 0) R.route_delay[r] = 0;
-    // A connection's cap: a link of its own, shared by the connection's flows in flight.
-    if (connection_cap_Bps[r] > 0)
-      path.emplace_back(zone->create_link("connection" + std::to_string(r), connection_cap_Bps[r] * kByteScale)->seal());
     if (route_issue[r].first >= 0) {
       // The source GPU's message-issue resource, shared by all its transfers (Schedule::gpu_issue_caps).
-      auto [it, fresh] = issue_links.try_emplace(route_issue[r], nullptr);
+      auto [it, fresh] = issue_resources.try_emplace(route_issue[r], static_cast<int>(resources.size()));
       if (fresh) {
         const double rate = sched.gpu_issue_caps[static_cast<std::size_t>(route_issue[r].second)].second;
-        it->second = zone->create_link("issue" + std::to_string(route_issue[r].first) + "." +
-                                           std::to_string(route_issue[r].second), rate * kByteScale)->seal();
+        resources.push_back({rate * kByteScale,
+                             "issue" + std::to_string(route_issue[r].first) + "." + std::to_string(route_issue[r].second)});
       }
-      path.emplace_back(it->second);
+      path.push_back(it->second);
     }
-    for (const Hop& h : routes[r]) path.emplace_back(platform_link(h));
-    zone->add_route(src->get_netpoint(), nullptr, nullptr, nullptr, path, false);
-    zone->add_route(nullptr, dst->get_netpoint(), nullptr, nullptr, {}, false);
-    R.route_src.push_back(src);
-    R.route_dst.push_back(dst);
+    const std::size_t own = path.size();
+    for (const Hop& h : routes[r]) {
+      const LinkDirectionKey k = link_direction_key(topo, h);
+      const int res = resource_of.at(k);
+      if (merged_link.at(k) && std::find(path.begin() + static_cast<std::ptrdiff_t>(own), path.end(), res) != path.end())
+        continue;  // the merged set's resource is on the path already
+      path.push_back(res);
+    }
   }
-  zone->seal();
 
   R.start.assign(nrep, 0.0);
   R.end.assign(nrep, 0.0);
-  R.comms.resize(nrep);
-  const auto fire_entry = [&R](std::uint32_t t) { fire(&R, t); };
-  sg4::Activity::on_completion_cb([&R, &fire_entry](const sg4::Activity& a) {
-    R.agenda.fire_due(fire_entry);  // entries due at this step first, as SimGrid's timers were
-    on_transfer_done(&R, static_cast<std::uint32_t>(a.get_data<std::uint32_t>() - R.reps.data()));
-  });
   // The roots first, then launch them: a root marker completes at once and may start other transfers,
   // which a single pass would then start a second time.
   std::vector<std::uint32_t> roots;
   for (std::uint32_t i = 0; i < nrep; ++i)
     if (R.pending[i] == 0) roots.push_back(i);
-  for (std::uint32_t i : roots) launch(&R, i);
-  prof("platform+launch", pt);
-  R.agenda.run(engine, fire_entry);
+  if (options.fluid_solver)
+    replay_fluid(R, resources, roots, pt);
+  else
+    replay_simgrid(R, resources, roots, pt);
   prof("run", pt);
   result.flows_simulated = nrep;
   for (std::size_t i = 0; i < nrep; ++i)

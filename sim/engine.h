@@ -26,6 +26,10 @@ struct EngineOptions {
   // simulate_workload only: one simulation per group of records that share no constraint, and per
   // barrier-separated operation (sim/split.h; exact up to SimGrid's precision, docs/engine.md).
   bool split_independent = false;
+  // Solve max-min with sim/fluid_network.h instead of SimGrid: the same model, re-solved only where
+  // a completion can change rates (docs/engine.md, "The fluid solver"). For systems of thousands of
+  // concurrent flows (an MoE layer's rails), where SimGrid's full re-solve per event dominates.
+  bool fluid_solver = false;
 };
 
 struct LinkStat {

@@ -24,7 +24,9 @@ moe::LayerReport layer(const Topology& topo, moe::Transport transport, bool spli
   q.routing = moe::parse_routing_spec("ratio:2.5");
   q.transports = {transport};
   q.expert_compute_us = 30;
+  // Unsplit: one SimGrid simulation, the reference. Split: the layer's default (split, fluid solver).
   q.engine.split_independent = split;
+  q.engine.fluid_solver = split;
   return moe::run_layer(topo, q);
 }
 
@@ -38,7 +40,8 @@ void expect_same_phase(const moe::PhaseReport& a, const moe::PhaseReport& b) {
 }
 
 TEST(SplitReplay, MoeLayerEqualsOneSimulation) {
-  // EP32 (4 dgx-h100 nodes): the speed lever against the unsplit replay, for each transport whose
+  // EP32 (4 dgx-h100 nodes): the speed levers (split groups, each on the fluid solver) against one
+  // SimGrid simulation of the whole layer, for each transport whose
   // groups differ (deepep-normal: rails and nodes; deepep-ll: per-GPU issue resources tie a GPU's
   // NVLink and RDMA flows; nccl: a schedule with dependencies between transfers).
   const Topology topo = testing::preset("dgx-h100", 4);

@@ -19,11 +19,13 @@ struct LayerRequest {
   std::vector<Transport> transports{Transport::DeepepNormal};
   TransportOptions options;
   double expert_compute_us = 0;  // between dispatch and combine (the expert GEMMs); 0: back to back
-  // The layer's rails and nodes, and dispatch and combine, in separate simulations (sim/split.h):
-  // the same results, far faster at large EP (docs/moe.md "Speed").
+  // The layer's rails and nodes, and dispatch and combine, in separate simulations (sim/split.h),
+  // each solved by the incremental fluid solver (sim/fluid_network.h): the same results as one
+  // SimGrid simulation, far faster at large EP (docs/moe.md "Speed").
   EngineOptions engine = [] {
     EngineOptions o;
     o.split_independent = true;
+    o.fluid_solver = true;
     return o;
   }();
 };
