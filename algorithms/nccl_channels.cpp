@@ -221,8 +221,22 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     } else {
       maxBw = netBw;
       totalBw = std::max(nvl, gpuPci);
-      cap = [&](double sp_) {
-        int n = nics * static_cast<int>(std::floor(netBw / sp_ + kEps));
+      // Every ring channel enters and leaves the node once, through one NIC and the PCIe link of the
+      // GPU that NIC's channels run on (first_gpu_on_rail: NCCL's ncclTopoGetLocalGpu). So each NIC
+      // carries floor(netBw / s) channels and each GPU's PCIe link floor(gpuPci / s) of those of the
+      // NICs it drives: two 100 Gb/s NICs per GPU double the GPU's channels, four on a Gen4 x16 GPU
+      // link (24 GB/s in NCCL units) do not quadruple them.
+      std::vector<int> nics_on_gpu(ppn, 0);
+      int unowned = 0;
+      for (int r = 0; r < nics; ++r) {
+        const int g = first_gpu_on_rail(topo, r);
+        if (g >= 0) ++nics_on_gpu[g]; else ++unowned;
+      }
+      cap = [&, nics_on_gpu, unowned](double sp_) {
+        const int per_nic = static_cast<int>(std::floor(netBw / sp_ + kEps));
+        const int per_gpu_link = gpuPci > 0 ? static_cast<int>(std::floor(gpuPci / sp_ + kEps)) : per_nic * nics;
+        int n = unowned * per_nic;
+        for (int k : nics_on_gpu) n += std::min(per_gpu_link, k * per_nic);
         if (ppn > 1) n = std::min(n, static_cast<int>(std::floor(B * ppn / ((ppn - 1) * sp_) + kEps)));
         return std::min(maxCh, n);
       };

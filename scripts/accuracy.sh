@@ -16,7 +16,7 @@ cases=(
   "nccltests_alltoall_1.txt|--topology dgx-h100"
   "nccltests_all_gather_2.txt|--topology hgx-a100"
   "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=roce"
-  "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology hgx-a100 --set node.nic.count=16 --set node.nic.Gbps=100 --set node.nic.transport=roce"
+  "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology oci-a100"
   "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology dgx-h100 --set node.nic.count=4 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
   "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology dgx-h100 --set node.nic.count=4 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
   "gcp-a3mega-2node-tcpxo-allgather-dstack.txt|--topology dgx-h100 --set node.nic.Gbps=200 --set node.nic.transport=tcp"

@@ -246,11 +246,15 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
 
   Route route;
   bool done_src = false;
-  if (r != own && has_nvlink(topo, gs)) {
-    // PXN: NVLink to the GPU that owns the rail's NIC, then its PCIe path to the NIC.
-    for (int p = 0; p < G && !done_src; ++p) {
-      const VertexId gp = topo.gpu(ns * G + p);
-      if (p == ls || nic_for_gpu(topo, p) != r || !has_nvlink(topo, gp)) continue;
+  const std::vector<int> mine = nics_of_gpu(topo, ls);
+  const bool uses_rail = std::find(mine.begin(), mine.end(), r) != mine.end();
+  if (!uses_rail && has_nvlink(topo, gs)) {
+    // PXN: NVLink to the GPU whose channels use the rail's NIC (NCCL's ncclTopoGetLocalGpu), then its
+    // PCIe path to the NIC. A GPU that drives several NICs (OCI BM.GPU4.8, AWS p5) reaches each of
+    // them under its own PCIe switch.
+    const int p = first_gpu_on_rail(topo, r);
+    const VertexId gp = p >= 0 ? topo.gpu(ns * G + p) : gs;
+    if (p >= 0 && p != ls && has_nvlink(topo, gp)) {
       route = route_between(topo, gs, gp);
       append(route, gpu_to_nic(topo, gp, nic_s));
       done_src = true;
@@ -277,52 +281,6 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
 }
 
 }  // namespace
-
-std::vector<int> compute_nic_affinity(const Topology& topo) {
-  const int G = topo.gpus_per_node(), N = topo.nics_per_node();
-  std::vector<int> result(G, -1);
-  if (N == 0) return result;
-  std::vector<int> used(N, 0);
-  for (int i = 0; i < G; ++i) {
-    const VertexId g = topo.gpu(i);
-    int best = -1;
-    PathClass best_class = PathClass::Net;
-    double best_bw = 0;
-    for (int j = 0; j < N; ++j) {
-      const VertexId nic = topo.nic(0, j);
-      const PathClass c = path_class(topo, g, nic);
-      const double bw = route_bandwidth_Bps(topo, route_between(topo, g, nic));
-      bool better = false;
-      if (best < 0 || c < best_class) {
-        better = true;
-      } else if (c == best_class) {
-        if (bw > best_bw * (1 + 1e-9)) better = true;
-        else if (bw >= best_bw * (1 - 1e-9) && used[j] < used[best]) better = true;
-      }
-      if (better) {
-        best = j;
-        best_class = c;
-        best_bw = bw;
-      }
-    }
-    result[i] = best;
-    ++used[best];
-  }
-  return result;
-}
-
-int nic_for_gpu(const Topology& topo, int local_gpu) {
-  if (local_gpu < 0 || local_gpu >= topo.gpus_per_node())
-    throw std::out_of_range("nic_for_gpu: local GPU " + std::to_string(local_gpu) + " out of range");
-  if (static_cast<int>(topo.nic_affinity.size()) == topo.gpus_per_node()) return topo.nic_affinity[local_gpu];
-  return compute_nic_affinity(topo)[local_gpu];
-}
-
-int first_gpu_on_rail(const Topology& topo, int rail) {
-  for (int g = 0; g < topo.gpus_per_node(); ++g)
-    if (nic_for_gpu(topo, g) == rail) return g;
-  return -1;
-}
 
 PathClass path_class(const Topology& topo, VertexId a, VertexId b) {
   if (a == b) return PathClass::Loc;

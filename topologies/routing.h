@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "topologies/nic_affinity.h"
 #include "topologies/topology.h"
 
 namespace ccsim {
@@ -17,9 +18,9 @@ namespace ccsim {
 // inter-socket link; "host": always up to the CPU root complex and back down; "none": staged
 // through host memory, GPU->..->CPU->memory->CPU->..->GPU).
 // Inter-node: leaves through NIC `rail` of the source node (-1: the NIC affined to the source GPU)
-// and enters through the NIC of the same index on the destination node (rail-aligned). If that NIC
-// is not the source GPU's own and the GPU has NVLink, the data first crosses NVLink to the GPU
-// affined to that NIC (PXN). Without GPUDirect RDMA, GPU<->NIC traffic is staged in host memory.
+// and enters through the NIC of the same index on the destination node (rail-aligned). If the
+// source GPU's channels do not use that NIC and the GPU has NVLink, the data first crosses NVLink
+// to the GPU that does (first_gpu_on_rail, PXN). Without GPUDirect RDMA, GPU<->NIC traffic is staged in host memory.
 // rail == kRailOwnNics: leaves through the source GPU's own NIC and enters through the destination GPU's
 // own NIC, crossing the spine when the two rails' leaves differ (GPU-initiated RDMA as NVSHMEM does it:
 // every GPU posts on its own NIC and targets its peer's, DeepEP's low-latency kernels).
@@ -32,15 +33,6 @@ Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int r
 // when a and b are in different nodes. Empty route when a == b. Throws std::runtime_error when
 // there is no path.
 Route route_between(const Topology& topo, VertexId a, VertexId b);
-
-// NIC index used by local GPU `local_gpu` (same on every node): closest path class first,
-// then highest route bandwidth, then the NIC least used by lower-numbered GPUs, then lowest index.
-// Returns -1 when the node has no NIC.
-int nic_for_gpu(const Topology& topo, int local_gpu);
-// The first local GPU whose NIC is `rail` (nic_for_gpu(topo, g) == rail); -1 if none.
-int first_gpu_on_rail(const Topology& topo, int rail);
-// Computes the affinity of every local GPU (what build_topology stores in Topology::nic_affinity).
-std::vector<int> compute_nic_affinity(const Topology& topo);
 
 // nvidia-smi topo -m / NCCL path class between two vertices (GPUs, NICs, ...).
 PathClass path_class(const Topology& topo, VertexId a, VertexId b);

@@ -504,6 +504,13 @@ Topology build_topology(const json& spec, const std::string& source) {
     const double rate = 330;
     message_rate_per_s = nic.positive("message_rate_Mps", kMinMessageRateMps, kMaxMessageRateMps, &rate) * 1e6;
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
+    // NICs and GPUs are spread over the PCIe switches in order, and NCCL splits each GPU's closest
+    // NICs among the GPUs that share them (topologies/nic_affinity.h). A count that is neither a
+    // whole number of NICs per GPU (OCI BM.GPU4.8: 2, AWS p5: 4) nor of GPUs per NIC (AWS p4d: 2)
+    // gives GPUs of one node different NIC shares: no PCIe layout of a GPU server looks like that.
+    if (nics > 0 && nics % gpus != 0 && gpus % nics != 0)
+      nic.fail("count", std::to_string(nics) + " NICs for " + std::to_string(gpus) +
+                            " GPUs fit no PCIe layout: the count must be a multiple or a divisor of node.gpu.count");
     if (has_pcie) {
       nic_gen = nic.integer("pcie_generation", -1000, 1000, &pcie_gen);
       check_gen(nic, "pcie_generation", nic_gen);
@@ -695,7 +702,12 @@ Topology build_topology(const json& spec, const std::string& source) {
   } catch (const InputError& e) {
     throw InputError(source + (e.where().empty() ? "" : ": " + e.where()), e.detail());
   }
-  topo.nic_affinity = compute_nic_affinity(topo);
+  NicAffinity affinity = compute_nic_affinities(topo);
+  topo.nic_affinity.assign(gpus, -1);
+  for (int g = 0; g < gpus; ++g)
+    if (!affinity.gpu_nics[g].empty()) topo.nic_affinity[g] = affinity.gpu_nics[g][0];
+  topo.gpu_nics = std::move(affinity.gpu_nics);
+  topo.nic_gpu = std::move(affinity.nic_gpu);
   return topo;
 }
 

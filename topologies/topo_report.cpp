@@ -123,9 +123,13 @@ std::string format_topology_report(const Topology& topo, int node) {
       os << "  NIC" << j << ": " << topo.vertex(topo.nic(node, j)).name << " (rail " << j << ")\n";
     os << "\nGPU -> NIC affinity (NCCL):\n";
     for (int i = 0; i < G; ++i) {
-      const int nic = nic_for_gpu(topo, i);
-      os << "  GPU" << i << " -> NIC" << nic << " ("
-         << topo_matrix_cell(topo, topo.gpu(node * G + i), topo.nic(node, nic)) << ")\n";
+      // Every NIC the GPU's channels use (topologies/nic_affinity.h), channel order.
+      os << "  GPU" << i << " ->";
+      const std::vector<int> nics = nics_of_gpu(topo, i);
+      for (std::size_t k = 0; k < nics.size(); ++k)
+        os << (k ? ", NIC" : " NIC") << nics[k] << " ("
+           << topo_matrix_cell(topo, topo.gpu(node * G + i), topo.nic(node, nics[k])) << ")";
+      os << "\n";
     }
   }
 

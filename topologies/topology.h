@@ -120,8 +120,12 @@ class Topology {
   NetworkProps network;
   nlohmann::json spec;         // the fully resolved specification it was built from (recorded in outputs)
   // Added by the topology layer: local GPU index -> NIC index (NCCL-style affinity, identical on
-  // every node). Filled by build_topology(); nic_for_gpu() (routing.h) computes it when empty.
+  // every node). Filled by build_topology(); nic_for_gpu() (nic_affinity.h) computes it when empty.
   std::vector<int> nic_affinity;
+  // Also by build_topology() (topologies/nic_affinity.h): per local GPU the NICs its channels use
+  // (channel c on [c % size]), per NIC the local GPU rings and trees cross the network through.
+  std::vector<std::vector<int>> gpu_nics;
+  std::vector<int> nic_gpu;
   int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the

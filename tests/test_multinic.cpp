@@ -1,0 +1,195 @@
+// Several NICs per GPU (OCI BM.GPU4.8: 16 for 8 GPUs, AWS p5: 32) and fewer NICs than GPUs (AWS
+// p4d: 4 for 8): NCCL's NIC affinity (topologies/nic_affinity.h) in routing, in the ring plan the
+// engine and the closed form replay, and in NCCL's channel search. Every expected number is derived
+// by hand from the link rates of the small topologies built here (efficiencies 1, so that a
+// 100 Gb/s NIC carries exactly 12.5 GB/s).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "algorithms/closed_form.h"
+#include "algorithms/nccl_channels.h"
+#include "algorithms/ring.h"
+#include "common/error.h"
+#include "cli_runner.h"
+#include "scenarios/validate.h"
+#include "scenarios/validate_debug.h"
+#include "calibrate/nccl_tests_log.h"
+#include "scenarios/validate_log.h"
+#include "sim/engine.h"
+#include "test_helpers.h"
+#include "topologies/nic_affinity.h"
+#include "topologies/routing.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+namespace {
+
+// 8 A100-class GPUs on an NVSwitch (18 x 25 GB/s, far above the NICs), `switches` PCIe Gen5 x16
+// switches (63.0 GB/s per direction) over 2 sockets, `nics` 100 Gb/s NICs spread over the switches in
+// order (docs/topology.md "Placement").
+nlohmann::json node_spec(int nics, int switches_per_socket, int nodes, int pcie_generation = 5) {
+  return {{"format", "ccsim-topology/1"},
+          {"name", "multinic"},
+          {"nodes", nodes},
+          {"node",
+           {{"gpu", {{"model", "A100-SXM4-40GB"}, {"arch", "sm80"}, {"count", 8}}},
+            {"nvlink", {{"generation", 3}, {"links_per_gpu", 18}, {"GBps_per_link", 25.0}, {"efficiency", 1.0}}},
+            {"cpu", {{"sockets", 2}, {"vendor", "amd"}}},
+            {"pcie",
+             {{"generation", pcie_generation}, {"lanes", 16}, {"switches_per_socket", switches_per_socket}, {"efficiency", 1.0}}},
+            {"nic", {{"count", nics}, {"Gbps", 100}, {"efficiency", 1.0}, {"transport", "roce"}}}}}};
+}
+
+Topology build(const nlohmann::json& spec) { return build_topology(spec, "multinic"); }
+
+std::string path_of(const Topology& t, int src, int dst, int rail) {
+  return format_route(t, route_between_gpus(t, src, dst, rail));
+}
+
+AlphaBeta simple_ring(const Topology& t, int channels) {
+  return ring_alpha_beta(t, plan_rings(t, channels), ring_protocol(Proto::Simple).timing);
+}
+
+TEST(MultiNic, TwoNicsPerGpuUnderItsOwnSwitch) {
+  // 8 switches, GPU g and NICs 2g, 2g+1 on switch g (NIC j on switch floor(j x 8 / 16)).
+  const Topology t = build(node_spec(16, 4, 2));
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_EQ(nics_of_gpu(t, g), (std::vector<int>{2 * g, 2 * g + 1})) << g;
+    EXPECT_EQ(nic_for_gpu(t, g), 2 * g);
+    // NCCL's ncclTopoGetLocalNet: channel c on NIC (c mod 2) of the GPU's two.
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(nic_for_channel(t, g, c), 2 * g + c % 2);
+  }
+  for (int r = 0; r < 16; ++r) EXPECT_EQ(first_gpu_on_rail(t, r), r / 2) << r;
+  // The GPU's second NIC is reached under its own switch, not through the CPU.
+  EXPECT_EQ(path_of(t, 3, 11, 7), "n0.gpu3 -> n0.pcisw3 -> n0.nic7 -> leaf.g0.r7 -> n1.nic7 -> n1.pcisw3 -> n1.gpu3");
+  // Another GPU's NIC: PXN over NVLink to the GPU that drives it.
+  EXPECT_EQ(path_of(t, 5, 8, 1),
+            "n0.gpu5 -> n0.nvswitch -> n0.gpu0 -> n0.pcisw0 -> n0.nic1 -> leaf.g0.r1 -> n1.nic1 -> n1.pcisw0 -> n1.gpu0");
+}
+
+TEST(MultiNic, FourNicsPerTwoGpuComplexSplitAsNcclDoes) {
+  // hgx-a100's PCIe tree (4 complexes of 2 GPUs, two switch levels: every GPU-NIC path PXB) with 16
+  // NICs: 4 equally close NICs per GPU pair, DIVUP(4, 2) = 2 per GPU.
+  nlohmann::json spec = load_topology_spec("hgx-a100");
+  apply_override(spec, "node.nic.count=16", "test");
+  set_node_count(spec, 2);
+  const Topology t = build_topology(spec, "hgx-a100");
+  for (int g = 0; g < 8; ++g) {
+    const int base = 4 * (g / 2) + 2 * (g % 2);
+    EXPECT_EQ(nics_of_gpu(t, g), (std::vector<int>{base, base + 1})) << g;
+    for (int n : nics_of_gpu(t, g)) {
+      EXPECT_EQ(path_class(t, t.gpu(g), t.nic(0, n)), PathClass::Pxb);
+      EXPECT_EQ(path_of(t, g, 8 + g, n).find("cpu"), std::string::npos) << path_of(t, g, 8 + g, n);
+    }
+  }
+}
+
+TEST(MultiNic, RingBandwidthIsTheSumOfTheGpusNics) {
+  // 2 nodes, 16 ranks, 16 ring families (one per NIC). Each NIC link carries one family's node
+  // crossing per direction, so the step bandwidth of the plan is 16 families x 12.5 GB/s = 200 GB/s
+  // per node: 2 x 12.5 = 25 GB/s per GPU. The other links are wider: a GPU's PCIe link carries its
+  // two NICs' families (63.0 x 16 / 2 = 504 GB/s), its NVLink one hop per family (450 x 16 / 16).
+  const Topology t = build(node_spec(16, 4, 2));
+  const AlphaBeta ab = simple_ring(t, 32);
+  EXPECT_NEAR(ab.beta_Bps, 200e9, 1e6) << ab.bottleneck;
+  EXPECT_NEAR(ab.beta_Bps / 8, 2 * 12.5e9, 1e6);
+  EXPECT_NE(ab.bottleneck.find("nic"), std::string::npos) << ab.bottleneck;
+  // The engine replays the same plan: all_reduce of 1 GiB, T = launch + 2(n-1) alpha + 2(n-1)/n S / beta.
+  const double size = 1073741824.0;
+  const double expected = ring_closed_form_time_s("all_reduce", 16, size, ab);
+  EXPECT_NEAR(expected, ab.launch_s + 30 * ab.alpha_s + 30.0 / 16.0 * size / 200e9, 1e-9);
+  RingScheduleOptions opts;
+  opts.timing = ring_protocol(Proto::Simple).timing;
+  EngineOptions eo;
+  eo.pipeline_depth = ring_protocol(Proto::Simple).pipeline_depth;
+  const double engine_s = simulate_one(t, ring_schedule(t, plan_rings(t, 32), "all_reduce", size, opts), eo).time_s;
+  EXPECT_NEAR(engine_s, expected, 0.03 * expected);
+}
+
+TEST(MultiNic, TwoGpusShareOneNicAndTheBandwidthHalves) {
+  // 4 switches (2 per socket): GPUs 2j, 2j+1 on switch j. With 8 NICs each GPU has its own (NIC 2j,
+  // 2j+1 on switch j); with 4 the pair shares NIC j, whose rings enter at GPU 2j.
+  const Topology own = build(node_spec(8, 2, 2)), shared = build(node_spec(4, 2, 2));
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_EQ(nics_of_gpu(own, g), std::vector<int>{g});
+    EXPECT_EQ(nics_of_gpu(shared, g), std::vector<int>{g / 2});
+  }
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(first_gpu_on_rail(shared, j), 2 * j);
+  // 8 families x 12.5 = 100 GB/s per node (12.5 per GPU) against 4 x 12.5 = 50 (6.25 per GPU).
+  const double own_Bps = simple_ring(own, 16).beta_Bps, shared_Bps = simple_ring(shared, 8).beta_Bps;
+  EXPECT_NEAR(own_Bps, 100e9, 1e6);
+  EXPECT_NEAR(shared_Bps, 50e9, 1e6);
+  EXPECT_NEAR(shared_Bps / 8, 6.25e9, 1e6);
+  // The GPU that shares its pair's NIC reaches it under the switch: GPU 3 on NIC 1 (switch 1).
+  EXPECT_EQ(path_of(shared, 3, 11, -1), "n0.gpu3 -> n0.pcisw1 -> n0.nic1 -> leaf.g0.r1 -> n1.nic1 -> n1.pcisw1 -> n1.gpu3");
+}
+
+TEST(MultiNic, OneNicPerGpuUnchanged) {
+  const Topology t = testing::preset("dgx-h100", 2);
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_EQ(nics_of_gpu(t, g), std::vector<int>{g});
+    EXPECT_EQ(first_gpu_on_rail(t, g), g);
+  }
+}
+
+TEST(MultiNic, NcclChannelsCountEveryNicUpToTheGpuPcieLink) {
+  // NCCL units: a 100 Gb/s NIC is 12.5 GB/s, so one channel at the sm80 inter-node speed 12 per NIC.
+  // 16 NICs, Gen5 x16 GPU links (48): 8 GPUs x min(floor(48/12) = 4, 2 NICs x 1) = 16 channels.
+  const NcclTopoSummary two = summarize_for_nccl(build(node_spec(16, 4, 2)));
+  EXPECT_EQ(two.ring.nChannels, 16) << two.ring.derivation;
+  EXPECT_DOUBLE_EQ(two.ring.bwInter, 12.0);
+  // 32 NICs (4 per GPU) behind Gen4 x16 GPU links (24): each GPU link carries floor(24/12) = 2 of its 4
+  // NICs' channels, 16 in all, not 32.
+  const NcclTopoSummary gen4 = summarize_for_nccl(build(node_spec(32, 4, 2, 4)));
+  EXPECT_EQ(gen4.ring.nChannels, 16) << gen4.ring.derivation;
+  // 4 NICs for 8 GPUs: one channel per NIC.
+  const NcclTopoSummary shared = summarize_for_nccl(build(node_spec(4, 2, 2)));
+  EXPECT_EQ(shared.ring.nChannels, 4) << shared.ring.derivation;
+}
+
+TEST(MultiNic, NicCountThatFitsNoPcieLayoutIsAnInputError) {
+  for (int nics : {3, 12}) {
+    try {
+      build(node_spec(nics, 4, 2));
+      ADD_FAILURE() << nics << " NICs accepted";
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("/node/nic/count"), std::string::npos) << m;
+      EXPECT_NE(m.find("fit no PCIe layout"), std::string::npos) << m;
+    }
+  }
+}
+
+TEST(MultiNic, PresetsDriveEveryNic) {
+  const Topology oci = testing::preset("oci-a100", 2);
+  EXPECT_EQ(oci.nics_per_node(), 16);
+  EXPECT_DOUBLE_EQ(oci.network.nic_bandwidth_Bps, 12.5e9);
+  const Topology p5 = testing::preset("aws-p5", 2);
+  EXPECT_EQ(p5.nics_per_node(), 32);
+  for (int g = 0; g < 8; ++g) {
+    EXPECT_EQ(nics_of_gpu(oci, g).size(), 2u) << g;
+    EXPECT_EQ(nics_of_gpu(p5, g), (std::vector<int>{4 * g, 4 * g + 1, 4 * g + 2, 4 * g + 3})) << g;
+  }
+  for (int r = 0; r < 32; ++r) EXPECT_EQ(first_gpu_on_rail(p5, r), r / 4) << r;
+}
+
+TEST(MultiNic, OciA100LogBandwidthSideWithinTenPercent) {
+  // tests/data/nccl-tests/oci-bm-gpu4.8-a100-2node-roce-allreduce.txt, 2 x BM.GPU4.8 (16 x 100 Gb/s RoCE
+  // per node), described by the oci-a100 preset only. With the second NIC of every GPU idle it was
+  // predicted 59% too slow on the bandwidth side (docs/accuracy.md); median now +9%.
+  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) +
+                                                "/tests/data/nccl-tests/oci-bm-gpu4.8-a100-2node-roce-allreduce.txt"));
+  const auto runs = parse_nccl_tests_log(in, "oci.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  const ValidatedRun run =
+      validate_run(runs.front(), "oci.txt", 0, load_topology_spec("oci-a100"), "oci-a100", ValidateOptions{}, DebugFacts{});
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+}
+
+}  // namespace
+}  // namespace ccsim
