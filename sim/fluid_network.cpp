@@ -200,7 +200,7 @@ void FluidNetwork::solve_from(int k) {
   levels_.clear();
   for (int c : touched) {
     Constraint& x = constraints_[static_cast<std::size_t>(c)];
-    levels_.push_back({(x.capacity - x.fixed) / x.unfrozen, static_cast<std::uint32_t>(c), x.version});
+    levels_.push_back({(x.capacity - x.fixed) / x.unfrozen, static_cast<std::uint32_t>(c), 0});
   }
   std::make_heap(levels_.begin(), levels_.end(), later);
   double last_level = order_.empty() ? 0.0 : order_.back().level;
@@ -209,7 +209,16 @@ void FluidNetwork::solve_from(int k) {
     const Entry e = levels_.back();
     levels_.pop_back();
     Constraint& x = constraints_[e.id];
-    if (e.version != x.version || x.unfrozen == 0) continue;
+    if (x.unfrozen == 0) continue;
+    // Keys are lazy: a flow frozen elsewhere only raises the levels of its other constraints (it
+    // freezes at the current minimum), so a key is a lower bound of its constraint's level. A
+    // constraint whose level moved since its key goes back with the level it has now.
+    const double current = (x.capacity - x.fixed) / x.unfrozen;
+    if (current != e.key) {
+      levels_.push_back({current, e.id, 0});
+      std::push_heap(levels_.begin(), levels_.end(), later);
+      continue;
+    }
     // Levels never decrease in exact arithmetic; rounding must not make one negative.
     const double level = std::max(e.key, last_level);
     last_level = level;
@@ -226,15 +235,9 @@ void FluidNetwork::solve_from(int k) {
         Constraint& y = constraints_[static_cast<std::size_t>(c)];
         y.fixed += level;
         --y.unfrozen;
-        ++y.version;
-        if (y.unfrozen > 0) {
-          levels_.push_back({(y.capacity - y.fixed) / y.unfrozen, static_cast<std::uint32_t>(c), y.version});
-          std::push_heap(levels_.begin(), levels_.end(), later);
-        }
       }
     }
     x.unfrozen = 0;
-    ++x.version;
   }
 
   // New rates: bytes left at the old rate up to now, then the completion date at the new one.

@@ -63,13 +63,12 @@ class FluidNetwork {
     int unfrozen = 0;
     double fixed = 0;                 // during a solve: rates of the frozen flows crossing it
     std::uint32_t stamp = 0;          // the solve that last touched it
-    std::uint32_t version = 0;        // bumps when its level changes during a solve (stale heap entries)
   };
   struct Saturation {
     double level;
     std::uint32_t flows_begin;  // into order_flows_
   };
-  // A date and a flow, or a level and a constraint, with the version it was computed at.
+  // A date and a flow (with the flow's version), or a level and a constraint.
   struct Entry {
     double key;
     std::uint32_t id, version;
@@ -109,7 +108,7 @@ class FluidNetwork {
 
   MinHeap latency_ends_;  // (date the bandwidth phase begins, flow)
   CompletionHeap completions_;
-  std::vector<Entry> levels_;  // during a solve, a min-heap: (saturation level, constraint, its version)
+  std::vector<Entry> levels_;  // during a solve, a min-heap of (a lower bound of the level, constraint)
   // Scratch of solve_from, kept to reuse its memory.
   std::vector<std::uint32_t> suffix_;
   std::vector<double> old_rate_;
