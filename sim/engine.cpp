@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -809,11 +810,54 @@ std::vector<SimResult> simulate(const Topology& topo, const std::vector<Schedule
                                 const EngineOptions& options) {
   std::vector<Prepared> prepared;
   for (const auto& s : schedules) prepared.push_back(prepare(topo, s, options));
+  std::vector<SimResult> results(prepared.size());
+  const auto parallel = static_cast<std::size_t>(std::max(1, options.parallel_jobs));
+  if (options.fluid_solver && prepared.size() > parallel) {
+    // The fluid solver keeps no global state, so simulations need no process each: one child per
+    // core runs a share of them (largest first onto the least loaded), which saves a fork, and the
+    // copy of a large parent's page tables (an MoE layer's routing), per simulation.
+    std::vector<std::size_t> order(prepared.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return prepared[a].sched().transfers.size() > prepared[b].sched().transfers.size();
+    });
+    std::vector<std::vector<std::size_t>> share(parallel);
+    std::vector<std::size_t> load(parallel, 0);
+    for (std::size_t i : order) {
+      const auto k = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      share[k].push_back(i);
+      load[k] += prepared[i].sched().transfers.size() + 1;
+    }
+    std::vector<std::function<std::string()>> jobs;
+    for (const auto& mine : share)
+      jobs.emplace_back([&topo, &prepared, &options, &mine] {
+        std::string out;
+        for (std::size_t i : mine) {
+          const std::string one = serialize(run_in_this_process(topo, prepared[i], 1.0, options));
+          const double n = static_cast<double>(one.size());
+          out.append(reinterpret_cast<const char*>(&n), sizeof n);
+          out.append(one);
+        }
+        return out;
+      });
+    const std::vector<std::string> data = run_isolated(jobs, options.parallel_jobs);
+    for (std::size_t k = 0; k < share.size(); ++k) {
+      std::size_t pos = 0;
+      for (std::size_t i : share[k]) {
+        double n = 0;
+        std::memcpy(&n, data[k].data() + pos, sizeof n);
+        pos += sizeof n;
+        results[i] = deserialize(data[k].substr(pos, static_cast<std::size_t>(n)));
+        pos += static_cast<std::size_t>(n);
+      }
+    }
+    return results;
+  }
   std::vector<std::function<std::string()>> jobs;
   for (const auto& p : prepared)
     jobs.emplace_back([&topo, &p, &options] { return serialize(run_in_this_process(topo, p, 1.0, options)); });
-  std::vector<SimResult> results;
-  for (const auto& data : run_isolated(jobs, options.parallel_jobs)) results.push_back(deserialize(data));
+  const std::vector<std::string> data = run_isolated(jobs, options.parallel_jobs);
+  for (std::size_t i = 0; i < data.size(); ++i) results[i] = deserialize(data[i]);
   return results;
 }
 

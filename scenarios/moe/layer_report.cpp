@@ -157,8 +157,9 @@ LayerReport run_layer(const Topology& topo, const LayerRequest& request) {
   const TransportCosts costs = transport_costs(topo);
   const GpuRates rates = gpu_rates(topo);
   for (const Transport transport : request.transports) {
-    const PhaseTraffic dispatch = traffic(layer, transport, Phase::Dispatch, request.options);
-    const PhaseTraffic combine = traffic(layer, transport, Phase::Combine, request.options);
+    const TokenCounts counts = count_tokens(layer, transport, request.options);  // one pass, both phases
+    const PhaseTraffic dispatch = phase_traffic(layer, counts, Phase::Dispatch);
+    const PhaseTraffic combine = phase_traffic(layer, counts, Phase::Combine);
     std::vector<WorkloadOp> ops(2);
     ops[0] = {"dispatch", phase_schedule(topo, layer, dispatch, costs)};
     ops[1] = {"combine", phase_schedule(topo, layer, combine, costs), WorkloadOp::Start::AfterBarrier, 0,

@@ -171,22 +171,23 @@ RoutingStats routing_stats(const MoeLayer& layer) {
   return st;
 }
 
-PhaseTraffic traffic(const MoeLayer& layer, Transport transport, Phase phase, const TransportOptions& options) {
+TokenCounts count_tokens(const MoeLayer& layer, Transport transport, const TransportOptions& options) {
   const MoeConfig& c = layer.config;
   const Routing& r = layer.routing;
   const int ep = c.ep, g = c.gpus_per_node, nodes = c.nodes();
   const auto node_of = [g](int rank) { return rank / g; };
   const auto hop_between = [&](int a, int b) { return node_of(a) == node_of(b) ? Hop::Nvlink : Hop::Rdma; };
 
-  PhaseTraffic out;
-  out.phase = phase;
+  TokenCounts out;
   out.transport = transport;
-  out.bytes_per_token = bytes_per_token(phase == Phase::Dispatch ? c.dispatch_dtype : c.combine_dtype, c.hidden);
   out.local_tokens.assign(ep, 0);
-  std::vector<std::int64_t> logical_node_pairs(ep, 0), logical_tokens_received(ep, 0);
+  out.logical_node_pairs.assign(ep, 0);
+  out.logical_tokens_received.assign(ep, 0);
+  std::vector<std::int64_t>& logical_node_pairs = out.logical_node_pairs;
+  std::vector<std::int64_t>& logical_tokens_received = out.logical_tokens_received;
 
-  // Flows are built in dispatch orientation (src = token owner side); combine reverses them below.
-  std::vector<Flow> flows;
+  // Flows are built in dispatch orientation (src = token owner side); combine reverses them.
+  std::vector<Flow>& flows = out.flows;
   std::vector<std::int64_t> row(ep, 0);          // nccl/ll: pairs src -> dst; normal: RDMA copies src -> node
   std::vector<std::int64_t> direct(g, 0);        // normal: NVLink copies src -> local GPU
   std::vector<std::int64_t> forward;             // normal: relay -> local GPU of the relay's node, [relay * g + l]
@@ -279,6 +280,21 @@ PhaseTraffic traffic(const MoeLayer& layer, Transport transport, Phase phase, co
         if (d != s) flows.push_back(Flow{s, d, hop_between(s, d), 0, 0.0, 1, own});
     }
   }
+  return out;
+}
+
+PhaseTraffic phase_traffic(const MoeLayer& layer, const TokenCounts& counts, Phase phase) {
+  const MoeConfig& c = layer.config;
+  const int ep = c.ep;
+  const Transport transport = counts.transport;
+  PhaseTraffic out;
+  out.phase = phase;
+  out.transport = transport;
+  out.bytes_per_token = bytes_per_token(phase == Phase::Dispatch ? c.dispatch_dtype : c.combine_dtype, c.hidden);
+  out.local_tokens = counts.local_tokens;
+  const std::vector<std::int64_t>& logical_node_pairs = counts.logical_node_pairs;
+  const std::vector<std::int64_t>& logical_tokens_received = counts.logical_tokens_received;
+  std::vector<Flow> flows = counts.flows;
   if (phase == Phase::Combine) {
     for (Flow& f : flows) {
       std::swap(f.src, f.dst);
@@ -313,6 +329,10 @@ PhaseTraffic traffic(const MoeLayer& layer, Transport transport, Phase phase, co
     out.logical_nvlink_bytes += out.logical_nvlink_bytes_per_rank[i] / ep;
   }
   return out;
+}
+
+PhaseTraffic traffic(const MoeLayer& layer, Transport transport, Phase phase, const TransportOptions& options) {
+  return phase_traffic(layer, count_tokens(layer, transport, options), phase);
 }
 
 }  // namespace ccsim::moe

@@ -113,6 +113,21 @@ MoeLayer make_layer(const MoeConfig& config, Routing routing, const PlacementSpe
 
 RoutingStats routing_stats(const MoeLayer& layer);
 
+// One transport's token counts over the layer, in dispatch orientation: what both phases carry
+// (combine sends the same tokens back, in its own dtype). The one pass over every (token, expert)
+// pair that traffic() needs; a layer's two phases share it.
+struct TokenCounts {
+  Transport transport = Transport::DeepepNormal;
+  std::vector<Flow> flows;                       // bytes not yet set; unsorted
+  std::vector<std::int64_t> local_tokens;        // per rank: tokens served on the rank itself
+  std::vector<std::int64_t> logical_node_pairs;  // per source rank: (token, distinct node) pairs
+  std::vector<std::int64_t> logical_tokens_received;  // per rank: (token, distinct GPU) pairs to it
+};
+TokenCounts count_tokens(const MoeLayer& layer, Transport transport, const TransportOptions& options = {});
+
+// The phase's flows and bytes from those counts.
+PhaseTraffic phase_traffic(const MoeLayer& layer, const TokenCounts& counts, Phase phase);
+
 PhaseTraffic traffic(const MoeLayer& layer, Transport transport, Phase phase,
                      const TransportOptions& options = {});
 
