@@ -178,10 +178,13 @@ TEST(MoeTraffic, ConservationAndDedupAgainstReference) {
           if (stage >= 0) got[{stage, ph == Phase::Dispatch ? f.src : f.dst, ph == Phase::Dispatch ? f.dst : f.src}] = f.tokens;
           EXPECT_NE(f.src, f.dst);
           // Dedup: a token crosses to a node at most once, so an RDMA flow never exceeds its owner's tokens.
-          if (t == Transport::DeepepNormal && f.hop == Hop::Rdma)
+          if (t == Transport::DeepepNormal && f.hop == Hop::Rdma) {
             EXPECT_LE(f.tokens, c.tokens_per_rank);
+          }
         }
-        if (ph == Phase::Dispatch) EXPECT_EQ(got, ref);
+        if (ph == Phase::Dispatch) {
+          EXPECT_EQ(got, ref);
+        }
         std::int64_t local = 0;
         for (auto x : tr.local_tokens) local += x;
         EXPECT_EQ(local, ref_local);
@@ -202,7 +205,9 @@ TEST(MoeTraffic, ConservationAndDedupAgainstReference) {
               arrivals += f.tokens;
             }
           }
-        if (t == Transport::Nccl && ph == Phase::Dispatch) EXPECT_EQ(arrivals, st.pairs);
+        if (t == Transport::Nccl && ph == Phase::Dispatch) {
+          EXPECT_EQ(arrivals, st.pairs);
+        }
         if (t == Transport::DeepepNormal && ph == Phase::Dispatch) {
           // RDMA copies landing on a relay that serves the token are arrivals too.
           std::int64_t relay_hits = 0;
