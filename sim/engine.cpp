@@ -711,6 +711,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     }
   }
 
+  if (nrep >= kBeginBandwidthPhase) throw std::runtime_error("too many transfers for one simulation (2^31)");
   R.start.assign(nrep, 0.0);
   R.end.assign(nrep, 0.0);
   // The roots first, then launch them: a root marker completes at once and may start other transfers,
