@@ -141,7 +141,7 @@ bool looks_like_row(const std::string& t) {
 // holds letters, digits, spaces and _ . * / ( ) -, then optional blanks, ':', optional blanks and a
 // value without blanks. It is what std::regex "([A-Za-z][A-Za-z0-9_ .*/()-]*?)\s*:\s*(\S+)"
 // matched, found in one pass: that regex backtracked from every letter to the next ':', so one
-// 4096-character line of letters ending in ':' took 45 s (fuzz_perftest_log's finding).
+// 4096-character line of letters ending in ':' took 45 s (fuzz_perftest_log timed out in it).
 std::vector<std::pair<std::string, std::string>> key_value_pairs(const std::string& line) {
   const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
