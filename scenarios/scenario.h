@@ -54,8 +54,7 @@ struct Scenario {
 
 // Variants (named x matrix) a scenario may expand to: each is built (and later run), and the
 // matrix is a product, so a few lines of JSON could ask for 1e10 (seen reading the code after a
-// fuzz_scenario_json timeout). The largest
-// shipped scenario has 144.
+// fuzz_scenario_json timeout). The largest shipped scenario has 144.
 inline constexpr std::size_t kMaxScenarioVariants = 10000;
 
 // Parses and checks a scenario document. Every error is an InputError naming `file` and the JSON
