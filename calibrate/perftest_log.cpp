@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <regex>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "common/input_file.h"
@@ -135,12 +137,48 @@ bool looks_like_row(const std::string& t) {
   return parse_u64(first, u) || parse_number(first, d);
 }
 
+// The "Key : value" pairs of a parameter-block line, left to right: a key starts with a letter and
+// holds letters, digits, spaces and _ . * / ( ) -, then optional blanks, ':', optional blanks and a
+// value without blanks. It is what std::regex "([A-Za-z][A-Za-z0-9_ .*/()-]*?)\s*:\s*(\S+)"
+// matched, found in one pass: that regex backtracked from every letter to the next ':', so one
+// 4096-character line of letters ending in ':' took 45 s (fuzz_perftest_log timed out in it).
+std::vector<std::pair<std::string, std::string>> key_value_pairs(const std::string& line) {
+  const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  const auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
+  const auto key_char = [&](char c) {
+    return letter(c) || (c >= '0' && c <= '9') || c == '_' || c == ' ' || c == '.' || c == '*' || c == '/' ||
+           c == '(' || c == ')' || c == '-';
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    const std::size_t colon = line.find(':', pos);
+    if (colon == std::string::npos) break;
+    std::size_t v = colon + 1;
+    while (v < line.size() && blank(line[v])) ++v;
+    if (v == line.size()) break;  // nothing after the last ':'
+    std::size_t v_end = v;
+    while (v_end < line.size() && !blank(line[v_end])) ++v_end;
+    // The key: the run of key characters before the blanks before ':', from its first letter.
+    std::size_t b = colon;
+    while (b > pos && blank(line[b - 1])) --b;
+    std::size_t a = b;
+    while (a > pos && key_char(line[a - 1])) --a;
+    while (a < b && !letter(line[a])) ++a;
+    if (a < b) {
+      out.emplace_back(line.substr(a, b - a), line.substr(v, v_end - v));
+      pos = v_end;
+    } else {
+      pos = colon + 1;  // no key before this ':'; the value may hold the next key's start
+    }
+  }
+  return out;
+}
+
 // Reads "Key : value" pairs of the parameter block (two pairs per line in perftest's layout).
 void read_params(const std::string& line, Params& p) {
-  static const std::regex kv(R"(([A-Za-z][A-Za-z0-9_ .*/()-]*?)\s*:\s*(\S+))");
-  for (auto it = std::sregex_iterator(line.begin(), line.end(), kv); it != std::sregex_iterator(); ++it) {
-    std::string key = lower(trim((*it)[1].str()));
-    std::string val = (*it)[2].str();
+  for (const auto& [raw_key, val] : key_value_pairs(line)) {
+    const std::string key = lower(trim(raw_key));
     if (key == "device") p.device = val;
     else if (key == "link type") p.link_type = val;
     else if (key == "transport type") p.transport = val;

@@ -313,7 +313,13 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   // Every combination of the matrix values, the last axis varying fastest (like nested loops in the
   // order the file lists the axes).
   std::size_t combinations = 1;
-  for (const auto& [key, values] : axes) combinations *= values.size();
+  for (const auto& [key, values] : axes) {
+    combinations *= values.size();  // stays far below overflow: checked at every axis
+    if (combinations * named.size() > kMaxScenarioVariants)
+      root.at("variants").fail("named x matrix gives more than " + std::to_string(kMaxScenarioVariants) +
+                               " variants (at axis '" + cut_for_message(key) + "': " + std::to_string(named.size()) +
+                               " named x " + std::to_string(combinations) + " combinations so far); split the scenario");
+  }
   for (const auto& nv : named) {
     for (std::size_t c = 0; c < combinations; ++c) {
       ScenarioVariant v = nv;

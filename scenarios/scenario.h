@@ -52,6 +52,11 @@ struct Scenario {
   std::vector<std::uint64_t> rank_at_bytes;  // sizes the report ranks the variants at
 };
 
+// Variants (named x matrix) a scenario may expand to: each is built (and later run), and the
+// matrix is a product, so a few lines of JSON could ask for 1e10 (seen reading the code after a
+// fuzz_scenario_json timeout). The largest shipped scenario has 144.
+inline constexpr std::size_t kMaxScenarioVariants = 10000;
+
 // Parses and checks a scenario document. Every error is an InputError naming `file` and the JSON
 // path ("capacity.json: /variants/matrix/node.nic.Gbps/1: ..."). Relative topology and
 // calibration paths are resolved against `base_dir`. Variant overrides are checked against the

@@ -148,7 +148,10 @@ std::vector<TraceToken> read_json(const std::string& path, const std::string& te
 }  // namespace
 
 Routing read_trace(const std::string& path, const MoeConfig& config, int layer) {
-  const std::string text = read_input_file(path, "routing trace");
+  return read_trace_text(path, read_input_file(path, "routing trace"), config, layer);
+}
+
+Routing read_trace_text(const std::string& path, const std::string& text, const MoeConfig& config, int layer) {
   const auto first = text.find_first_not_of(" \t\r\n");
   std::vector<TraceToken> all = first != std::string::npos && text[first] == '{' ? read_json(path, text, config)
                                                                                  : read_csv(path, text, config);

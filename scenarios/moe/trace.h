@@ -16,4 +16,8 @@ namespace ccsim::moe {
 // naming the file and line (CSV) or JSON path.
 Routing read_trace(const std::string& path, const MoeConfig& config, int layer = -1);
 
+// The same on a trace already read (`path` only names it in errors): the fuzz target and tests
+// parse text without a file.
+Routing read_trace_text(const std::string& path, const std::string& text, const MoeConfig& config, int layer = -1);
+
 }  // namespace ccsim::moe
