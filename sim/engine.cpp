@@ -832,25 +832,14 @@ std::vector<SimResult> simulate(const Topology& topo, const std::vector<Schedule
     std::vector<std::function<std::string()>> jobs;
     for (const auto& mine : share)
       jobs.emplace_back([&topo, &prepared, &options, &mine] {
-        std::string out;
-        for (std::size_t i : mine) {
-          const std::string one = serialize(run_in_this_process(topo, prepared[i], 1.0, options));
-          const double n = static_cast<double>(one.size());
-          out.append(reinterpret_cast<const char*>(&n), sizeof n);
-          out.append(one);
-        }
-        return out;
+        Writer w;
+        for (std::size_t i : mine) w.str(serialize(run_in_this_process(topo, prepared[i], 1.0, options)));
+        return w.take();
       });
     const std::vector<std::string> data = run_isolated(jobs, options.parallel_jobs);
     for (std::size_t k = 0; k < share.size(); ++k) {
-      std::size_t pos = 0;
-      for (std::size_t i : share[k]) {
-        double n = 0;
-        std::memcpy(&n, data[k].data() + pos, sizeof n);
-        pos += sizeof n;
-        results[i] = deserialize(data[k].substr(pos, static_cast<std::size_t>(n)));
-        pos += static_cast<std::size_t>(n);
-      }
+      Reader rd(data[k]);
+      for (std::size_t i : share[k]) results[i] = deserialize(rd.str());
     }
     return results;
   }

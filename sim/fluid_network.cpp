@@ -85,7 +85,19 @@ void FluidNetwork::start(const std::vector<int>& constraints, double bytes, doub
   f.constraints = constraints;
   // A bound is a constraint of the flow's own: max-min freezes the flow at the bound as it would at
   // a link that only this flow crosses.
-  if (bound_Bps > 0) f.constraints.push_back(add_constraint(bound_Bps));
+  f.own_bound = -1;
+  if (bound_Bps > 0) {
+    if (free_bounds_.empty()) {
+      f.own_bound = add_constraint(bound_Bps);
+    } else {  // a finished flow's bound, idle since (its rate_sum is back to zero)
+      f.own_bound = free_bounds_.back();
+      free_bounds_.pop_back();
+      Constraint& b = constraints_[static_cast<std::size_t>(f.own_bound)];
+      b.capacity = bound_Bps;
+      b.rate_sum = 0;
+    }
+    f.constraints.push_back(f.own_bound);
+  }
   f.bytes_left = std::max(0.0, bytes);
   f.since = now_ + std::max(0.0, latency_s);
   f.rate = 0;
@@ -139,6 +151,7 @@ void FluidNetwork::advance_to(double date, std::vector<std::uint32_t>& done) {
     ++f.version;
     done.push_back(f.tag);
     free_flows_.push_back(id);
+    if (f.own_bound >= 0) free_bounds_.push_back(f.own_bound);
   }
   std::sort(done.begin() + static_cast<std::ptrdiff_t>(first), done.end());
   activate_due();
@@ -151,22 +164,20 @@ void FluidNetwork::solve_from(int k) {
   ++solves_;
   ++stamp_;
   if (k > static_cast<int>(order_.size())) k = static_cast<int>(order_.size());
+  // order_flows_[cut..] are the flows frozen at saturation k or later.
+  const std::size_t cut = static_cast<std::size_t>(k) < order_.size() ? order_[static_cast<std::size_t>(k)].flows_begin
+                                                                       : order_flows_.size();
   std::vector<std::uint32_t>& suffix = suffix_;
   suffix.clear();
   if (k == 0) {
     for (std::uint32_t i = 0; i < flows_.size(); ++i)
       if (flows_[i].active) suffix.push_back(i);
   } else {
-    const std::size_t cut = static_cast<std::size_t>(k) < order_.size() ? order_[static_cast<std::size_t>(k)].flows_begin
-                                                                         : order_flows_.size();
     for (std::size_t j = cut; j < order_flows_.size(); ++j) {
       const std::uint32_t i = order_flows_[j];
       if (flows_[i].active && flows_[i].position >= k) suffix.push_back(i);
     }
   }
-  const std::size_t cut = k == 0 ? 0
-                          : static_cast<std::size_t>(k) < order_.size() ? order_[static_cast<std::size_t>(k)].flows_begin
-                                                                         : order_flows_.size();
   order_.resize(static_cast<std::size_t>(k));
   order_flows_.resize(cut);
   flows_resolved_ += suffix.size();

@@ -54,6 +54,7 @@ class FluidNetwork {
     std::uint32_t tag = 0;
     std::uint32_t version = 0;  // bumps at every start and end (a reused slot's stale latency entry)
     int position = -1;          // index in order_ of the saturation that froze it (-1: not yet solved)
+    int own_bound = -1;         // the constraint that carries its rate bound (-1: none)
     bool active = false;        // in the bandwidth phase
   };
   struct Constraint {
@@ -84,6 +85,7 @@ class FluidNetwork {
   std::vector<Constraint> constraints_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
+  std::vector<int> free_bounds_;  // bound constraints of finished flows, reused by later ones
   // The flows in their bandwidth phase by completion date: a binary heap indexed by flow, so that
   // a new rate moves the flow's entry instead of leaving a stale one behind.
   class CompletionHeap {
