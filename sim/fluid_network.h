@@ -15,7 +15,6 @@
 // within one date.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <queue>
 #include <vector>
@@ -46,28 +45,37 @@ class FluidNetwork {
   std::size_t flows_resolved() const { return flows_resolved_; }
 
  private:
-  struct Flow {
-    std::vector<int> constraints;
+  // Per flow (indexed by id; a finished flow's id is reused). What a re-solve rewrites sits in one
+  // 32-byte record; the rest is read at start and end only.
+  struct FlowState {
     double bytes_left = 0;  // at `since`
     double since = 0;
     double rate = 0;
+    double done_date = kNever;  // the completion date at `rate`
+  };
+  struct FlowInfo {
     std::uint32_t tag = 0;
     std::uint32_t version = 0;  // bumps at every start and end (a reused slot's stale latency entry)
-    int position = -1;          // index in order_ of the saturation that froze it (-1: not yet solved)
     int own_bound = -1;         // the constraint that carries its rate bound (-1: none)
-    bool active = false;        // in the bandwidth phase
+    std::uint32_t pool_begin = 0, pool_size = 0, pool_capacity = 0;  // its constraints in constraint_pool_
   };
   struct Constraint {
     double capacity = 0;
-    double rate_sum = 0;              // rates of the active flows that cross it
-    std::vector<std::uint32_t> open;  // during a solve: unfrozen flows crossing it
-    int unfrozen = 0;
-    double fixed = 0;                 // during a solve: rates of the frozen flows crossing it
-    std::uint32_t stamp = 0;          // the solve that last touched it
+    double rate_sum = 0;           // rates of the active flows that cross it
+    double fixed = 0;              // during a solve: rates of the frozen flows crossing it
+    int unfrozen = 0;              // during a solve: unfrozen flows crossing it
+    std::uint32_t open_first = 0;  // during a solve: the re-solved flows crossing it, a list through
+    std::uint32_t open_last = 0;   // suffix_next_ (entries of suffix_constraints_), in suffix order
+    std::uint32_t stamp = 0;       // the solve that last touched it
   };
+  // The s-th saturation of the last solves: its level (the rate of every flow it froze), its flows
+  // (order_flows_[flows_begin ..]) and the earliest completion date among them. A flow keeps its
+  // rate until its saturation is re-solved, so that earliest flow stays the earliest: no per-flow
+  // heap of completion dates is needed, only a scan of the saturations' dates.
   struct Saturation {
     double level;
-    std::uint32_t flows_begin;  // into order_flows_
+    std::uint32_t flows_begin;
+    double first_done;
   };
   // A date and a flow (with the flow's version), or a level and a constraint.
   struct Entry {
@@ -77,46 +85,57 @@ class FluidNetwork {
   };
   using MinHeap = std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>;
 
+  static constexpr std::uint32_t kEndOfList = 0xffffffffu;
   void solve_from(int position);
+  // The suffix arrays being filled by gather.
+  struct Suffix {
+    std::uint32_t* id;
+    double* old_rate;
+    std::uint32_t* begin;  // [flows + 1]
+    int* constraint;
+    std::uint32_t* owner;
+    std::uint32_t* next;
+    std::uint32_t flows, entries;
+    std::uint32_t stamp;
+  };
+  void gather(Suffix& out, std::uint32_t flow, double rate, const int* constraints, std::uint32_t count);
   void activate_due();
   bool same_date(double a, double b) const;
+  bool due(double date) const { return date <= now_ || same_date(date, now_); }
 
   double now_ = 0;
   std::vector<Constraint> constraints_;
-  std::vector<Flow> flows_;
+  std::vector<FlowState> state_;
+  std::vector<FlowInfo> info_;
+  std::vector<int> position_;           // per flow: the saturation that froze it (-1: none yet)
+  std::vector<std::uint8_t> active_;    // per flow: in the bandwidth phase
+  std::vector<int> constraint_pool_;    // every flow's constraints (FlowInfo::pool_begin)
   std::vector<std::uint32_t> free_flows_;
   std::vector<int> free_bounds_;  // bound constraints of finished flows, reused by later ones
-  // The flows in their bandwidth phase by completion date: a binary heap indexed by flow, so that
-  // a new rate moves the flow's entry instead of leaving a stale one behind.
-  class CompletionHeap {
-   public:
-    void set(std::uint32_t flow, double date);
-    void erase(std::uint32_t flow);
-    bool empty() const { return heap_.empty(); }
-    std::uint32_t top() const { return heap_.front(); }
-    double top_date() const { return date_[heap_.front()]; }
+  MinHeap latency_ends_;          // (date the bandwidth phase begins, flow)
+  std::vector<Entry> levels_;     // during a solve, a min-heap of (a lower bound of the level, constraint)
 
-   private:
-    bool before(std::uint32_t a, std::uint32_t b) const {
-      return date_[a] != date_[b] ? date_[a] < date_[b] : a < b;
-    }
-    void place(std::size_t i, std::uint32_t flow);
-    void up(std::size_t i);
-    void down(std::size_t i);
-    std::vector<std::uint32_t> heap_;
-    std::vector<double> date_;
-    std::vector<std::int64_t> slot_;  // per flow: index in heap_ (-1: absent)
-  };
-
-  MinHeap latency_ends_;  // (date the bandwidth phase begins, flow)
-  CompletionHeap completions_;
-  std::vector<Entry> levels_;  // during a solve, a min-heap of (a lower bound of the level, constraint)
-  // Scratch of solve_from, kept to reuse its memory.
-  std::vector<std::uint32_t> suffix_;
-  std::vector<double> old_rate_;
-  std::vector<int> touched_;
+  // The saturation order of the last solves, kept from one solve to the next. order_flows_[i] is
+  // the i-th flow frozen; its constraints are order_constraints_[order_begin_[i] .. order_begin_[i+1])
+  // (a copy, so that a re-solve reads them in sequence).
   std::vector<Saturation> order_;
   std::vector<std::uint32_t> order_flows_;
+  std::vector<std::uint32_t> order_begin_{0};
+  std::vector<int> order_constraints_;
+  std::vector<std::uint32_t> unlimited_;  // flows that cross no constraint: done at the solve's date
+
+  // Scratch of solve_from, kept to reuse its memory: the re-solved flows (the suffix) in
+  // contiguous arrays, so that the saturation loop works on a few kB instead of the whole network.
+  std::vector<std::uint32_t> suffix_;        // flow ids
+  std::vector<double> old_rate_, new_rate_;  // per suffix flow
+  std::vector<int> new_position_;            // per suffix flow (-1: not frozen yet)
+  std::vector<std::uint32_t> suffix_begin_;  // per suffix flow, its constraints in suffix_constraints_
+  std::vector<int> suffix_constraints_;
+  std::vector<std::uint32_t> suffix_owner_;  // per entry of suffix_constraints_: its suffix flow
+  std::vector<std::uint32_t> suffix_next_;   // per entry: the next entry of the same constraint
+  std::vector<int> touched_;
+  std::vector<std::uint32_t> due_;  // scratch of advance_to
+
   int dirty_from_ = -1;  // the first saturation to redo (-1: none); 0 after an arrival
   std::uint32_t stamp_ = 0;
   std::size_t solves_ = 0, flows_resolved_ = 0;

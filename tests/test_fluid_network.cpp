@@ -90,6 +90,35 @@ TEST(FluidNetwork, ABoundFreezesItsFlowAndTheRestGoesToTheOthers) {
   EXPECT_DOUBLE_EQ(end.at(3), 0.5);
 }
 
+// Flows frozen by one saturation complete together when their bytes are equal (the solver keeps
+// one earliest completion per saturation, so all of them must be found), and a flow started
+// afterwards reuses a finished flow's slot. Link A (30 B/s): f1, f2, f3 at 10 B/s each, 10 B ->
+// all at t = 1. Link B (4 B/s) with f4 alone: 8 B -> t = 2. f5 on A from t = 1: 15 B at 30 B/s
+// -> t = 1.5.
+TEST(FluidNetwork, EqualFlowsOfOneSaturationEndTogetherAndTheirSlotsAreReused) {
+  FluidNetwork net;
+  const int a = net.add_constraint(30), b = net.add_constraint(4);
+  for (std::uint32_t tag = 1; tag <= 3; ++tag) net.start({a}, 10, 0, 0, tag);
+  net.start({b}, 8, 0, 0, 4);
+  std::vector<std::uint32_t> done;
+  double t = net.next_event();
+  EXPECT_DOUBLE_EQ(t, 1.0);
+  net.advance_to(t, done);
+  EXPECT_EQ(done, (std::vector<std::uint32_t>{1, 2, 3}));
+  net.start({a}, 15, 0, 0, 5);
+  done.clear();
+  t = net.next_event();
+  EXPECT_DOUBLE_EQ(t, 1.5);
+  net.advance_to(t, done);
+  EXPECT_EQ(done, (std::vector<std::uint32_t>{5}));
+  done.clear();
+  t = net.next_event();
+  EXPECT_DOUBLE_EQ(t, 2.0);
+  net.advance_to(t, done);
+  EXPECT_EQ(done, (std::vector<std::uint32_t>{4}));
+  EXPECT_EQ(net.next_event(), FluidNetwork::kNever);
+}
+
 void expect_same_replay(const Topology& topo, const Schedule& s) {
   EngineOptions o;
   o.exploit_symmetry = false;

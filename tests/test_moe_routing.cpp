@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "scenarios/moe/rng.h"
 #include "scenarios/moe/trace.h"
 #include "scenarios/moe/traffic.h"
 
@@ -39,6 +40,50 @@ MoeConfig deepseek(int ep, std::int64_t tokens_per_rank) {
   c.ep = ep;
   c.tokens_per_rank = tokens_per_rank;
   return c;
+}
+
+// The guide-table draw must return exactly the binary search's index for every u (the sampled
+// routing, and so every MoE number, depends on it): uniform, zero-weight runs at both ends and in
+// the middle, a Zipf(3) tail of tiny weights, and u at bucket edges and next to 1.
+TEST(MoeRng, GuideTableDrawEqualsBinarySearch) {
+  std::vector<std::vector<double>> weights = {std::vector<double>(128, 1.0), {0, 0, 1, 0, 0, 2, 0, 3, 0, 0}};
+  std::vector<double> zipf(1024);
+  for (int i = 0; i < 1024; ++i) zipf[i] = std::pow(i + 1.0, -3.0);
+  weights.push_back(zipf);
+  std::vector<double> ramp(300);
+  for (int i = 0; i < 300; ++i) ramp[i] = i % 7 == 0 ? 0.0 : i * 0.37;
+  weights.push_back(ramp);
+  for (const auto& w : weights) {
+    std::vector<double> cdf(w.size());
+    double run = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) cdf[i] = run += w[i];
+    const CdfTable table(cdf);
+    const int n = static_cast<int>(cdf.size());
+    const auto reference = [&](double u) {  // the first cdf[i] > u * total, else the last with weight
+      const double target = u * cdf[n - 1];
+      const int i = static_cast<int>(std::upper_bound(cdf.begin(), cdf.end(), target) - cdf.begin());
+      return i < n ? i : static_cast<int>(std::lower_bound(cdf.begin(), cdf.end(), cdf[n - 1]) - cdf.begin());
+    };
+    Rng rng(7);
+    for (int t = 0; t < 200000; ++t) {
+      const double u = rng.uniform();
+      ASSERT_EQ(table.draw(u), reference(u)) << "n " << n << " u " << u;
+      ASSERT_EQ(draw_from_cdf(cdf.data(), n, u), reference(u));
+    }
+    for (int b = 0; b <= n; ++b) {
+      for (double u : {static_cast<double>(b) / n, std::nextafter(static_cast<double>(b) / n, 0.0)}) {
+        if (u >= 1) u = std::nextafter(1.0, 0.0);
+        ASSERT_EQ(table.draw(u), reference(u)) << "n " << n << " u " << u;
+      }
+    }
+    // A u that lands on an item's cdf boundary exactly.
+    for (int i = 0; i < n; ++i) {
+      const double u = cdf[i] / cdf[n - 1];
+      if (u < 1) {
+        ASSERT_EQ(table.draw(u), reference(u));
+      }
+    }
+  }
 }
 
 TEST(MoeRouting, UniformDistinctNodesMatchClosedForm) {

@@ -28,12 +28,22 @@ std::vector<int> Rng::permutation(int n) {
   return p;
 }
 
-int draw_from_cdf(const double* cdf, int n, double u) {
-  const double target = u * cdf[n - 1];
-  const int i = static_cast<int>(std::upper_bound(cdf, cdf + n, target) - cdf);
-  if (i < n) return i;
-  // u * total rounded up to total: the last item with weight.
+int last_with_weight(const double* cdf, int n) {
   return static_cast<int>(std::lower_bound(cdf, cdf + n, cdf[n - 1]) - cdf);
+}
+
+CdfTable::CdfTable(std::vector<double> cdf) : cdf_(std::move(cdf)), n_(static_cast<int>(cdf_.size())) {
+  last_ = last_with_weight(cdf_.data(), n_);
+  // Bucket b holds the u in [b/B, (b+1)/B): its answer is at least the first cdf[i] above b/B of
+  // the total. The bound is lowered by a relative 1e-9 so that rounding of u * total never puts
+  // the answer below the bucket's start.
+  const std::size_t buckets = std::max<std::size_t>(1, cdf_.size());
+  guide_.resize(buckets);
+  const double total = cdf_[n_ - 1];
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const double low = static_cast<double>(b) / static_cast<double>(buckets) * total * (1 - 1e-9);
+    guide_[b] = static_cast<int>(std::upper_bound(cdf_.begin(), cdf_.end(), low) - cdf_.begin());
+  }
 }
 
 }  // namespace ccsim::moe

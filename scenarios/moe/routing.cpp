@@ -288,14 +288,14 @@ Routing sample_routing(const MoeConfig& config, const std::vector<double>& popul
   r.expert_ids.resize(static_cast<std::size_t>(tokens) * k);
 
   Rng rng(stream_seed(seed, kSamplingStream));
-  const std::vector<double> cdf = cumulative(popularity);
+  const CdfTable cdf(cumulative(popularity));
   const int groups = config.nodes();
   const bool limited = config.node_limit > 0 && config.node_limit < groups;
   if (!limited) {
     for (std::int64_t t = 0; t < tokens; ++t) {
       std::int32_t* out = &r.expert_ids[t * k];
       draw_distinct(
-          rng, k, out, [&](Rng& g) { return draw_from_cdf(cdf.data(), e, g.uniform()); },
+          rng, k, out, [&](Rng& g) { return cdf.draw(g.uniform()); },
           [&](int have) {
             draw_rest_exactly(rng, out, have, k, e, [](int i) { return i; }, [&](int i) { return popularity[i]; });
           });
@@ -311,12 +311,12 @@ Routing sample_routing(const MoeConfig& config, const std::vector<double>& popul
     for (int i = 0; i < per_group; ++i) in_group_cdf[g * per_group + i] = run += popularity[g * per_group + i];
     group_weight[g] = run;
   }
-  const std::vector<double> group_cdf = cumulative(group_weight);
+  const CdfTable group_cdf(cumulative(group_weight));
   std::vector<std::int32_t> chosen(m);
   std::vector<double> chosen_cdf(m);
   for (std::int64_t t = 0; t < tokens; ++t) {
     draw_distinct(
-        rng, m, chosen.data(), [&](Rng& g) { return draw_from_cdf(group_cdf.data(), groups, g.uniform()); },
+        rng, m, chosen.data(), [&](Rng& g) { return group_cdf.draw(g.uniform()); },
         [&](int have) {
           draw_rest_exactly(rng, chosen.data(), have, m, groups, [](int i) { return i; },
                             [&](int i) { return group_weight[i]; });
