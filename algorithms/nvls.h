@@ -33,7 +33,9 @@ constexpr double kNvlsChunkBytes = 128.0 * 1024;   // NCCL_NVLS_CHUNKSIZE: per h
 constexpr int kNvlsPipelineDepth = nccl230::kSteps;
 
 struct NvlsOptions {
-  int channels = kNvlsChannelsSm90;   // recorded in Transfer::channels (channels share path and timing)
+  // NCCL's NVLS channels (predict passes NcclTopoSummary::nvls_channels: 24/32 on sm100), recorded
+  // in Transfer::channels (channels share path and timing).
+  int channels = kNvlsChannelsSm90;
   double chunk_bytes = kNvlsChunkBytes;
   int max_chunks = 64;                // NVLSTree: chunks per tree family, like the Tree's cap
   // NCCL 2.30 latencies (Simple; baseLat is 0 for both algorithms): NVLS hwLat[NVLINK][NVLS] = 25 us

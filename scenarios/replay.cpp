@@ -159,23 +159,35 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
   return r;
 }
 
+// NCCL's NVLS channel count for this topology (comm->nvlsChannels: 16 on sm90, 24 or 32 on sm100,
+// algorithms/nccl_channels.cpp), so that the replay runs as many channels as the NCCL model counts.
+NvlsOptions nvls_options(const ReplayContext& ctx) {
+  NvlsOptions options;
+  if (ctx.summary && ctx.summary->nvls_channels > 0) options.channels = ctx.summary->nvls_channels;
+  return options;
+}
+
 ReplayRecipe nvls_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
+  const NvlsOptions options = nvls_options(ctx);
   ReplayRecipe r = recipe_for(Algo::NVLS, proto, kNvlsPipelineDepth, linear);
-  r.build = [topo, collective, proto](double size_bytes) { return nvls_schedule(*topo, collective, size_bytes, proto); };
+  r.build = [topo, collective, proto, options](double size_bytes) {
+    if (proto != Proto::Simple) return nvls_schedule(*topo, collective, size_bytes, proto);  // its error
+    return nvls_schedule(*topo, collective, size_bytes, options);
+  };
   return r;
 }
 
 ReplayRecipe nvls_tree_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
-  ReplayRecipe r = recipe_for(Algo::NVLSTree, proto, kNvlsPipelineDepth, [topo](double size_bytes) {
-    return static_cast<long>(nvls_tree_chunks(*topo, size_bytes, NvlsOptions{}));
-  });
+  NvlsOptions options = nvls_options(ctx);
   // NCCL's per-channel NVLSTree ceiling (a measured kernel throughput) caps the network hops.
-  NvlsOptions options;
   if (ctx.summary) options.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(*ctx.summary);
+  ReplayRecipe r = recipe_for(Algo::NVLSTree, proto, kNvlsPipelineDepth, [topo, options](double size_bytes) {
+    return static_cast<long>(nvls_tree_chunks(*topo, size_bytes, options));
+  });
   r.build = [topo, collective, proto, options](double size_bytes) {
     if (proto != Proto::Simple) return nvls_tree_schedule(*topo, collective, size_bytes, proto);  // its error
     return nvls_tree_schedule(*topo, collective, size_bytes, options);

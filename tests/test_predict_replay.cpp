@@ -14,6 +14,7 @@
 #include "scenarios/predict.h"
 #include "scenarios/replay.h"
 #include "test_helpers.h"
+#include "topologies/spec.h"
 
 namespace ccsim {
 namespace {
@@ -48,6 +49,33 @@ TEST(PredictReplay, SmallAllReduceOnFourNodesIsTreeReplayedByTheEngine) {
   const TreeClosedForm cf = tree_closed_form(topo, plan_trees(topo, default_ring_channels(topo)), 8.0,
                                              tree_options(Proto::LL));
   EXPECT_NEAR(p.sim[0].time_s / cf.time_s, 1.0, 0.02);
+}
+
+// On sm100 NCCL runs 32 NVLS channels across nodes (24 on one node, 16 on sm90): the replay must
+// run as many, each under NCCL's per-channel share of its NVLSTree ceiling, or the ceiling it
+// enforces is 16/32 of NCCL's (the engine gave 382 GB/s busbw at 4 GiB against 495 from NCCL's
+// model before). The engine follows the pipelined closed form for those 32 channels.
+TEST(PredictReplay, NvlsTreeOnSm100RunsNcclsThirtyTwoChannels) {
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  apply_override(spec, "node.gpu.arch=sm100", "test");
+  set_node_count(spec, 2);
+  const Topology topo = build_topology(spec, "dgx-h100");
+  const NcclTopoSummary sum = summarize_for_nccl(topo);
+  ASSERT_EQ(sum.nvls_channels, 32);
+  const std::uint64_t size = 256ull << 20;
+  PredictRequest req = one_size("all_reduce", size);
+  req.filter = parse_algo_filter("NVLSTree", "Simple", "test");
+  const Prediction p = predict(topo, req);
+  ASSERT_EQ(p.choices.size(), 1u);
+  ASSERT_TRUE(p.choices[0].by_engine);
+  NvlsOptions o;
+  o.channels = 32;
+  o.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(sum);
+  const double closed = nvls_tree_closed_form_time_s(topo, static_cast<double>(size), o);
+  EXPECT_NEAR(p.sim[0].time_s / closed, 1.0, 0.02);
+  NvlsOptions sixteen = o;
+  sixteen.channels = 16;
+  EXPECT_GT(nvls_tree_closed_form_time_s(topo, static_cast<double>(size), sixteen), 1.1 * closed);
 }
 
 TEST(PredictReplay, NvlsTreeBeyondTheEngineLimitReportsNcclsCostModel) {
