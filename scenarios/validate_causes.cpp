@@ -248,7 +248,11 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
         (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
             std::to_string(log.threads_per_process) + " x nGpus), so one thread launches every GPU's kernel of each "
-            "operation in turn, a cost one process per GPU does not pay",
+            "operation in turn, a cost one process per GPU does not pay; the prediction already holds " +
+            std::to_string(std::max(1, log.gpus_per_process / std::max(1, log.threads_per_process))) + " x " +
+            strprintf("%.1f", topo.host_launch_s * 1e6) +
+            " us of serial launches per iteration (node.cpu.launch_us: a bare CUDA launch, without NCCL's "
+            "per-communicator enqueue work)",
         "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees");
   } else if (lat_slow || approach_slow) {
     add("host-overhead", "Latency above the model: launch and proxy overheads on the host",
