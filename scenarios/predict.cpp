@@ -88,7 +88,7 @@ std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std:
 
 std::string calibration_class_for(const Topology& topo) {
   if (topo.num_nodes() > 1) return "net";
-  return topo.nvlinks_per_gpu > 0 ? "nvlink" : "pcie";
+  return topo.nvlinks_per_gpu > 0 && topo.nccl_p2p ? "nvlink" : "pcie";
 }
 
 namespace {

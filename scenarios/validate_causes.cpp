@@ -127,14 +127,16 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   }
 
   // --- bandwidth side ---
-  if (bw_slow && bw.present && nodes == 1 && (topo.nvlinks_per_gpu == 0 || debug.shm_connections > 0)) {
+  if (bw_slow && bw.present && nodes == 1 && (topo.nvlinks_per_gpu == 0 || !topo.nccl_p2p || debug.shm_connections > 0)) {
     std::string ev = plateau_text(bw) + ", predicted " +
-                     (topo.nvlinks_per_gpu > 0    ? std::string("over NVLink")
-                      : topo.pcie_p2p == "none" ? std::string("staged through host memory (node.pcie.p2p=none)")
+                     (topo.nvlinks_per_gpu > 0 && topo.nccl_p2p ? std::string("over NVLink")
+                      : !topo.nccl_p2p ? std::string("through NCCL's SHM transport (node.nvlink.nccl_p2p=false)")
+                      : topo.pcie_p2p == "none" ? std::string("through NCCL's SHM transport (node.pcie.p2p=none)")
                                                 : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
-    if (topo.pcie_p2p == "none")
-      ev += "; the topology already stages through host memory at PCIe DMA rates, NCCL's SHM transport (GPU "
-            "threads copying through pinned host buffers) reaches less";
+    if (topo.pcie_p2p == "none" || !topo.nccl_p2p)
+      ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "
+            "host memory twice), but at the links' DMA rates: the rate the GPUs' own loads and stores reach "
+            "over PCIe to host memory is lower and not known to ccsim";
     else
       ev += "; a copy staged through host memory crosses the CPU's root complex and host memory instead of one "
             "switch hop";
