@@ -90,6 +90,16 @@ TEST(Shm, NcclP2pDisableNeedsPcieAndNoNvls) {
   }
   apply_override(spec, "node.nvlink.nvls=false", "--set");
   EXPECT_NO_THROW(build_topology(spec, "dgx-h100"));
+  // SHM needs the PCIe tree to reach host memory.
+  nlohmann::json bare = load_topology_spec("hgx-a100");
+  for (const char* o : {"node.nic.count=0", "node.pcie=null", "node.nvlink.nccl_p2p=false"}) apply_override(bare, o, "--set");
+  try {
+    build_topology(bare, "hgx-a100");
+    FAIL() << "SHM without PCIe accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/node/nvlink/nccl_p2p"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("describe /node/pcie"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Shm, DgxA100WithNcclP2pDisableIsDescribable) {
