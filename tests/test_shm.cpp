@@ -29,9 +29,10 @@ int count_memory_hops(const Topology& t, const Route& r) {
   return n;
 }
 
-double busbw_GBps(const Topology& topo, std::uint64_t bytes) {
+double busbw_GBps(const Topology& topo, std::uint64_t bytes, bool fluid_solver = false) {
   PredictRequest req;
   req.sweep.min_bytes = req.sweep.max_bytes = bytes;
+  req.engine.fluid_solver = fluid_solver;
   const Prediction p = predict(topo, req);
   return p.rows.front().oop_busbw_GBps;
 }
@@ -58,6 +59,7 @@ TEST(Shm, TwoGpusShareOneHostMemoryBudgetForBothDirections) {
                                              "node.cpu.host_memory_GBps=20"});
   EXPECT_EQ(count_memory_hops(t, route_between_gpus(t, 0, 1)), 2);
   EXPECT_NEAR(busbw_GBps(t, 1ull << 30), 5.0, 0.05);
+  EXPECT_NEAR(busbw_GBps(t, 1ull << 30, true), 5.0, 0.05);  // sim/fluid_network.h: the same platform
   // The same pair with P2P through the switch never touches host memory: 25.2 GB/s per direction.
   const Topology p2p = make("pcie-gen4-8gpu", {"node.gpu.count=2", "node.nic.count=0", "node.cpu.sockets=1",
                                                "node.pcie.switches_per_socket=1", "node.cpu.host_memory_GBps=20"});
