@@ -57,7 +57,9 @@ Usage:
 
 Collectives (C): )" << collectives_line() << R"(.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
-  -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
+  -o/--op, -r/--root, -g/--ngpus and -t/--nthreads (GPUs per thread, threads per process: one thread
+  launches its GPUs' kernels serially, node.cpu.launch_us each, docs/collectives.md "Launch mode");
+  -n -w -c -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
 --algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
   The engine replays the tuner's choice (Ring, Tree, NVLS, NVLSTree up to 64 nodes, CollNet up to 8, PAT);

@@ -29,12 +29,12 @@ std::vector<OptionSpec> predict_specs() {
       {"d", "datatype", true, false},
       {"o", "op", true, false},
       {"r", "root", true, false},
+      {"g", "ngpus", true, false},     // GPUs per thread: their launches serialise (scenarios/launch_mode.h)
+      {"t", "nthreads", true, false},  // threads per process
       // nccl-tests flags accepted and ignored (they change how a real run measures, not what it costs)
       {"n", "iters", true, false},
       {"w", "warmup_iters", true, false},
-      {"g", "ngpus", true, false},
       {"c", "check", true, false},
-      {"t", "nthreads", true, false},
       {"m", "agg_iters", true, false},
       {"a", "average", true, false},
       {"p", "parallel_init", true, false},
@@ -116,6 +116,15 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
+  req.launch.gpus_per_thread = parse_int_arg(args, "ngpus", 1, 1);
+  req.launch.threads = parse_int_arg(args, "nthreads", 1, 1);
+  // One process's GPUs are on one node: nccl-tests' ranks are processes x threads x GPUs.
+  if (const long long per_process = static_cast<long long>(req.launch.threads) * req.launch.gpus_per_thread;
+      per_process > topo.gpus_per_node() || topo.gpus_per_node() % per_process != 0)
+    throw InputError(args.has("ngpus") ? args.spelled("ngpus") : args.spelled("nthreads"),
+                     std::to_string(req.launch.threads) + " thread(s) x " + std::to_string(req.launch.gpus_per_thread) +
+                         " GPUs per process does not divide the node's " + std::to_string(topo.gpus_per_node()) +
+                         " GPUs");
   // kMaxEngineGpus (cli/commands.h): refused up front rather than run for minutes and exhaust memory.
   if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxEngineGpus)
     throw InputError(args.has("nodes") ? "--nodes" : source,
@@ -126,7 +135,6 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
   PredictionReport& report = p.report;
   NcclTestsHeader& h = report.facts.table_header;
-  h.ngpus = parse_int_arg(args, "ngpus", 1, 1);
   h.min_bytes = req.sweep.min_bytes;
   h.max_bytes = req.sweep.max_bytes;
   h.step = req.sweep.step_factor > 1 ? strprintf("%g(factor)", req.sweep.step_factor)
@@ -135,7 +143,8 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   h.iters = parse_int_arg(args, "iters", 20, 1);
   if (calibration) {
     report.facts.calibration_file = calibration->file;
-    report.facts.calibration_notes = calibration->notes;
+    report.facts.calibration_notes.insert(report.facts.calibration_notes.begin(), calibration->notes.begin(),
+                                          calibration->notes.end());
   }
 
   const std::string text = format == "table" ? render_prediction_table(report)

@@ -54,6 +54,10 @@ Prediction predict_for_log(const Topology& topo, const LogFacts& log, const std:
   req.filter = filter;
   req.calibration = opts.calibration;
   req.calibrated_timing = opts.calibrated_timing;
+  // The log's launch mode (nThread, nGpus of its header, or the device list's GPUs per process):
+  // predicted as nccl-tests ran it (scenarios/launch_mode.h).
+  req.launch.threads = std::max(1, log.threads_per_process);
+  req.launch.gpus_per_thread = std::max(1, log.gpus_per_process / req.launch.threads);
   return predict(topo, req);
 }
 

@@ -634,6 +634,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   R.route_resources.assign(routes.size(), {});
   std::map<LinkDirectionKey, int> resource_of;
   std::map<LinkDirectionKey, bool> merged_link;  // part of a set of two or more
+  std::map<LinkDirectionKey, int> uniform_multiplicity;  // crossed k > 1 times by every route crossing it
   {
     std::map<LinkDirectionKey, std::vector<int>> crossing;  // per link direction: the routes, ascending
     std::map<LinkDirectionKey, Hop> hop_of;
@@ -643,6 +644,24 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
         crossing[k].push_back(static_cast<int>(r));
         hop_of.emplace(k, h);
       }
+    // A link direction that every route crossing it crosses the same k > 1 times (host memory on a
+    // staged route: written, then read, one shared-duplex budget) is one crossing at 1/k of its
+    // capacity: sum_f k x_f <= C is sum_f x_f <= C / k. SimGrid's zones drop a link repeated in a
+    // route, which would count such a route once (docs/engine.md "Links crossed twice").
+    for (const auto& [k, rs] : crossing) {
+      if (std::adjacent_find(rs.begin(), rs.end()) == rs.end()) continue;
+      int m = -1;
+      bool uniform = true;
+      for (std::size_t i = 0; i < rs.size();) {
+        std::size_t j = i;
+        while (j < rs.size() && rs[j] == rs[i]) ++j;
+        const int c = static_cast<int>(j - i);
+        if (m < 0) m = c;
+        else if (m != c) uniform = false;
+        i = j;
+      }
+      if (uniform) uniform_multiplicity.emplace(k, m);
+    }
     std::map<std::vector<int>, std::vector<LinkDirectionKey>> by_routes;
     for (const auto& [k, rs] : crossing) {
       if (std::adjacent_find(rs.begin(), rs.end()) != rs.end())
@@ -658,7 +677,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
         if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
         // A folded link that a rotation fixes stands for fewer real links than its flows' orbits:
         // its share of the capacity (sim/symmetry.h).
-        const double c = l.bandwidth_Bps * folded_link_share(h) * kByteScale;
+        const auto mult = uniform_multiplicity.find(k);
+        const double c = l.bandwidth_Bps * folded_link_share(h) * kByteScale /
+                         (mult != uniform_multiplicity.end() ? mult->second : 1);
         res.bandwidth_Bps = res.bandwidth_Bps > 0 ? std::min(res.bandwidth_Bps, c) : c;
       }
       res.name = "l" + std::to_string(resources.size());
@@ -705,8 +726,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     for (const Hop& h : routes[r]) {
       const LinkDirectionKey k = link_direction_key(topo, h);
       const int res = resource_of.at(k);
-      if (merged_link.at(k) && std::find(path.begin() + static_cast<std::ptrdiff_t>(own), path.end(), res) != path.end())
-        continue;  // the merged set's resource is on the path already
+      if ((merged_link.at(k) || uniform_multiplicity.count(k) > 0) &&
+          std::find(path.begin() + static_cast<std::ptrdiff_t>(own), path.end(), res) != path.end())
+        continue;  // the merged set's resource (or a k-times crossing at 1/k) is on the path already
       path.push_back(res);
     }
   }

@@ -26,10 +26,10 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nccl_p2p"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
-        "host_memory_latency_us"}},
+        "host_memory_latency_us", "launch_us"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
@@ -377,7 +377,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   node_out["gpu"] = gpu_out;
 
   // --- NVLink ---
-  bool has_nvlink = false, nvswitch = false, nvls = false;
+  bool has_nvlink = false, nvswitch = false, nvls = false, nccl_p2p = true;
   int nvl_links = 0, nvl_gen = 0;
   double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
   if (node.has("nvlink")) {
@@ -398,6 +398,12 @@ Topology build_topology(const json& spec, const std::string& source) {
       nv.fail("nvswitch", "NVLink without NVSwitch (a direct NVLink bridge) needs exactly 2 GPUs per node (got " +
                               std::to_string(gpus) + ")");
     if (nvls && !nvswitch) nv.fail("nvls", "NVLink SHARP (nvls) requires nvswitch: true");
+    // false: NCCL_P2P_DISABLE=1. The NVLink hardware stays (nvidia-smi still shows it) but NCCL's
+    // P2P transport is off, so intra-node pairs use its SHM transport through host memory
+    // (topologies/routing.cpp). Whether NCCL keeps NVLS then is not known to ccsim: refused.
+    nccl_p2p = nv.boolean("nccl_p2p", true);
+    if (!nccl_p2p && nvls)
+      nv.fail("nccl_p2p", "NCCL's P2P transport off with NVLS on is not modelled; set node.nvlink.nvls=false too");
     // The rate at which the switch's reduction units consume operand bytes (all NVSwitch chips of the
     // node together). No public per-chip figure in bytes/s is known to ccsim, so the default is "not
     // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
@@ -432,6 +438,12 @@ Topology build_topology(const json& spec, const std::string& source) {
   const double inter_lat = cpu.non_negative("inter_socket_latency_us", kMaxLatencyUs, &d_is_lat) * kMicro;
   const double mem_Bps = cpu.positive("host_memory_GBps", kMinGBps, kMaxAggregateGBps, &d_mem) * kGB;
   const double mem_lat = cpu.non_negative("host_memory_latency_us", kMaxLatencyUs, &d_mem_lat) * kMicro;
+  // Host CPU time of one kernel launch, paid once per GPU per iteration by a thread that drives
+  // several GPUs (nccl-tests -g N, scenarios/launch_mode.h). 3.8 us: back-to-back asynchronous
+  // launches of a short kernel, NVIDIA Technical Blog "Getting Started with CUDA Graphs" (A. Gray,
+  // 2019). NCCL's own enqueue work per communicator comes on top, so this is a lower bound.
+  const double d_launch = 3.8;
+  const double launch_s = cpu.positive("launch_us", 0.01, kMaxLatencyUs, &d_launch) * kMicro;
   node_out["cpu"] = cpu_out;
 
   // --- PCIe ---
@@ -474,6 +486,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   } else {
     node_out["pcie"] = nullptr;
   }
+  if (!nccl_p2p && !has_pcie)
+    throw InputError(source + ": /node/nvlink/nccl_p2p",
+                     "NCCL's SHM transport goes through host memory over PCIe: describe /node/pcie");
 
   // --- NICs ---
   int nics = 0, nic_gen = 0, nic_lanes = 0;
@@ -562,6 +577,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nvls_efficiency = nvls_efficiency;
   topo.nvlinks_per_gpu = nvl_links;
   topo.pcie_p2p = p2p;
+  topo.host_launch_s = launch_s;
+  topo.nccl_p2p = nccl_p2p;
   topo.network.transport = transport;
   topo.network.gpudirect_rdma = gdr;
   topo.network.message_rate_per_s = message_rate_per_s;

@@ -128,6 +128,12 @@ class Topology {
   std::vector<int> nic_gpu;
   int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
+  // NCCL's P2P transport over NVLink (node.nvlink.nccl_p2p; false: NCCL_P2P_DISABLE=1). Without it
+  // NCCL moves intra-node data through its SHM transport (host memory) even where NVLink exists.
+  bool nccl_p2p = true;
+  // Host CPU time of one NCCL kernel launch (node.cpu.launch_us): what one thread driving several
+  // GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
+  double host_launch_s = 3.8e-6;
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
   // graph, which does not change after finalize().
   mutable RouteMemo route_cache;
