@@ -11,6 +11,7 @@
 #include "algorithms/tree.h"
 #include "common/error.h"
 #include "scenarios/collective_schedule.h"
+#include "sim/ring_orbits.h"
 
 namespace ccsim {
 
@@ -115,8 +116,11 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   const int channels = ring_channels(ctx);
-  r.build = [topo, collective, channels, opts](double size_bytes) {
-    return ring_schedule(*topo, plan_rings(*topo, channels), collective, size_bytes, opts);
+  const bool orbits = ctx.orbit_schedules;
+  r.build = [topo, collective, channels, opts, orbits](double size_bytes) {
+    const RingPlan plan = plan_rings(*topo, channels);
+    return orbits ? ring_schedule_for_engine(*topo, plan, collective, size_bytes, opts)
+                  : ring_schedule(*topo, plan, collective, size_bytes, opts);
   };
   return r;
 }

@@ -20,6 +20,9 @@ struct ReplayContext {
   const StepTiming* calibrated_timing = nullptr;  // set: replay the ring with fitted timing, no wire overhead
   const NcclTopoSummary* summary = nullptr;     // NCCL's view of the topology (P2P channels, proxy cost)
   int root = 0;                                 // broadcast / reduce root
+  // Ring schedules as orbit representatives where the fabric's rotations hold (sim/ring_orbits.h):
+  // for the engine with its symmetry on; off, the whole schedule (traces need every record).
+  bool orbit_schedules = false;
 };
 
 struct ReplayRecipe {

@@ -1,12 +1,18 @@
 // The levers behind ccsim's scale (docs/performance.md, "Scale"), each against the result without it:
-// the closed form's flat link accumulator against LinkLoad's map.
+// the closed form's flat link accumulator against LinkLoad's map; ring schedules generated as orbit
+// representatives (sim/ring_orbits.h) against the whole schedule and the quotient the engine proves.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include "algorithms/closed_form.h"
 #include "algorithms/nccl_model.h"
 #include "algorithms/ring.h"
+#include "sim/engine.h"
+#include "sim/ring_orbits.h"
+#include "sim/symmetry.h"
 #include "test_helpers.h"
 #include "topologies/routing.h"
 
@@ -68,6 +74,98 @@ TEST(Scale, ClosedFormFlatAccumulatorEqualsLinkLoad) {
   expect_same_alpha_beta(preset("dgx-h100", 64), 16, Proto::Simple);
   expect_same_alpha_beta(preset("hgx-a100", 8), 8, Proto::LL128);
   expect_same_alpha_beta(build_topology(single_gpu_nodes_spec(16, 4, 2.0), "test"), 2, Proto::Simple);
+}
+
+// Every number the engine returns, bit for bit.
+void expect_identical(const SimResult& a, const SimResult& b) {
+  EXPECT_EQ(a.time_s, b.time_s);
+  EXPECT_EQ(a.rank_finish_s, b.rank_finish_s);
+  EXPECT_EQ(a.transfers, b.transfers);
+  EXPECT_EQ(a.flows_simulated, b.flows_simulated);
+  EXPECT_EQ(a.symmetry_order, b.symmetry_order);
+  ASSERT_EQ(a.links.size(), b.links.size());
+  for (std::size_t i = 0; i < a.links.size(); ++i) {
+    EXPECT_EQ(std::tie(a.links[i].from, a.links[i].to, a.links[i].label), std::tie(b.links[i].from, b.links[i].to, b.links[i].label));
+    EXPECT_EQ(a.links[i].bytes, b.links[i].bytes) << a.links[i].from << " -> " << a.links[i].to;
+    EXPECT_EQ(a.links[i].busy_s, b.links[i].busy_s) << a.links[i].from << " -> " << a.links[i].to;
+  }
+}
+
+// The whole schedule (the engine proves its quotient from the records) against the orbit
+// representatives (the generator proves it from the plan and routes): the same quotient, and the
+// same simulation, for a sweep of sizes. `expected_order` is derived by hand from the fabric.
+void expect_orbits_unchanged(const Topology& topo, int channels, const std::string& collective, Proto proto,
+                             int expected_order, bool sweep = true) {
+  const RingPlan plan = plan_rings(topo, channels);
+  const RingProtocol p = ring_protocol(proto);
+  RingScheduleOptions o;
+  o.timing = p.timing;
+  o.wire_factor = p.wire_factor;
+  const double size = 1 << 30;
+  const Schedule whole = ring_schedule(topo, plan, collective, size, o);
+  const std::optional<Schedule> orbits = ring_orbit_schedule(topo, plan, collective, size, o);
+  const Quotient q = find_quotient(topo, whole);
+  EXPECT_EQ(q.order, expected_order);
+  if (expected_order == 1) {
+    EXPECT_FALSE(orbits.has_value());
+    return;
+  }
+  ASSERT_TRUE(orbits.has_value());
+  EXPECT_EQ(orbits->orbit_order, q.order);
+  EXPECT_EQ(orbits->orbit_node_shift, q.node_shift);
+  EXPECT_EQ(orbits->orbit_rail_rotation, q.rail_rotation);
+  EXPECT_EQ(orbits->orbit_full_records, whole.transfers.size());
+  // The representatives are find_quotient's, in the same order, with the same records.
+  ASSERT_EQ(orbits->transfers.size(), q.reps.size());
+  for (std::size_t i = 0; i < q.reps.size(); ++i) {
+    const Transfer &a = whole.transfers[q.reps[i]], &b = orbits->transfers[i];
+    ASSERT_EQ(std::tie(a.src, a.dst, a.rail, a.family, a.step, a.bytes, a.delay_s, a.channels, a.chunks, a.dep_count),
+              std::tie(b.src, b.dst, b.rail, b.family, b.step, b.bytes, b.delay_s, b.channels, b.chunks, b.dep_count))
+        << "representative " << i;
+  }
+  EngineOptions eo;
+  eo.pipeline_depth = p.pipeline_depth;
+  const std::vector<double> sizes = sweep ? std::vector<double>{1 << 20, 64 << 20, size} : std::vector<double>{size};
+  const auto a = simulate_sweep(topo, whole, sizes, eo);
+  const auto b = simulate_sweep(topo, *orbits, sizes, eo);
+  for (std::size_t i = 0; i < sizes.size(); ++i) expect_identical(a[i], b[i]);
+}
+
+TEST(Scale, OrbitRepresentativesSimulateAsTheWholeRingSchedule) {
+  // One dgx-h100 node: rail rotation only (order 8).
+  expect_orbits_unchanged(preset("dgx-h100", 1), 16, "all_reduce", Proto::Simple, 8);
+  // 8 dgx-h100 nodes in two leaf groups of 4: rotation by a group (order 2) and rails (8): 16.
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, 8);
+  apply_override(spec, "fabric.nodes_per_leaf=4", "test");
+  const Topology two_groups = build_topology(spec, "test");
+  expect_orbits_unchanged(two_groups, 16, "all_reduce", Proto::Simple, 16);
+  expect_orbits_unchanged(two_groups, 16, "all_gather", Proto::LL, 16);
+  expect_orbits_unchanged(two_groups, 16, "reduce_scatter", Proto::LL128, 16);
+  // 6 nodes, groups of 4: the last group is partial, so no node rotation; rails still rotate (8).
+  set_node_count(spec, 6);
+  expect_orbits_unchanged(build_topology(spec, "test"), 16, "all_reduce", Proto::Simple, 8);
+  // 16 single-GPU nodes under one leaf: rotation by one node (order 16), no rails to rotate.
+  expect_orbits_unchanged(build_topology(single_gpu_nodes_spec(16, 512, 1.0), "test"), 2, "all_reduce", Proto::Simple, 16);
+  // 64 dgx-h100 nodes, two leaf groups of 32 (the preset): order 2 x 8; 1 GiB only (the whole
+  // schedule's quotient simulates 262 k flows, seconds).
+  expect_orbits_unchanged(preset("dgx-h100", 64), 16, "all_reduce", Proto::Simple, 16, false);
+}
+
+TEST(Scale, OrbitSchedulesRefuseWhatTheEngineCannotProve) {
+  // PCIe-only nodes (no NVLink: the ring's exit GPU sits next to its NIC, so the families need not be
+  // rotations of each other): the generator finds exactly the quotient find_quotient proves.
+  const Topology pcie = preset("pcie-gen4-8gpu", 2);
+  const RingPlan plan = plan_rings(pcie, 4);
+  const Schedule whole = ring_schedule(pcie, plan, "all_reduce", 1 << 30, {});
+  const std::optional<Schedule> orbits = ring_orbit_schedule(pcie, plan, "all_reduce", 1 << 30, {});
+  const Quotient q = find_quotient(pcie, whole);
+  EXPECT_EQ(orbits.has_value(), q.order > 1);
+  if (orbits) EXPECT_EQ(orbits->orbit_order, q.order);
+  // Expanded schedules (one record per channel and chunk) are left to ring_schedule.
+  RingScheduleOptions expanded;
+  expanded.expand_channels_and_chunks = true;
+  EXPECT_FALSE(ring_orbit_schedule(preset("dgx-h100", 1), plan_rings(preset("dgx-h100", 1), 16), "all_reduce", 1 << 30, expanded));
 }
 
 }  // namespace
