@@ -147,9 +147,11 @@ TEST(Scale, OrbitRepresentativesSimulateAsTheWholeRingSchedule) {
   expect_orbits_unchanged(build_topology(spec, "test"), 16, "all_reduce", Proto::Simple, 8);
   // 16 single-GPU nodes under one leaf: rotation by one node (order 16), no rails to rotate.
   expect_orbits_unchanged(build_topology(single_gpu_nodes_spec(16, 512, 1.0), "test"), 2, "all_reduce", Proto::Simple, 16);
-  // 64 dgx-h100 nodes, two leaf groups of 32 (the preset): order 2 x 8; 1 GiB only (the whole
-  // schedule's quotient simulates 262 k flows, seconds).
-  expect_orbits_unchanged(preset("dgx-h100", 64), 16, "all_reduce", Proto::Simple, 16, false);
+  // 12 nodes in three groups of 4: order 3 x 8.
+  set_node_count(spec, 12);
+  expect_orbits_unchanged(build_topology(spec, "test"), 16, "all_reduce", Proto::Simple, 24);
+  // 32 dgx-h100 nodes, the preset's one leaf group of 32: rotation by one node and rails, order 256.
+  expect_orbits_unchanged(preset("dgx-h100", 32), 16, "all_reduce", Proto::Simple, 256, false);
 }
 
 TEST(Scale, OrbitSchedulesRefuseWhatTheEngineCannotProve) {
