@@ -12,12 +12,29 @@
 #include "common/text.h"
 #include "common/output_file.h"
 #include "common/units.h"
+#include "algorithms/collectives.h"
 #include "report/render.h"
 #include "scenarios/predict.h"
 
 namespace ccsim {
 
 namespace {
+
+// Whether every size the engine replays is a ring it can generate as orbit representatives
+// (sim/ring_orbits.h): a tuned ring collective with only Ring allowed (or a calibration, which
+// replays the ring), the symmetry on.
+bool replays_rings_only(const PredictRequest& req) {
+  const CollectiveInfo* info = find_collective(req.collective);
+  if (!info || info->shape != CollectiveShape::Tuned || !info->tuner_func || info->ring_step_multiple == 0 ||
+      !req.engine.exploit_symmetry || req.custom_allreduce)
+    return false;
+  if (req.calibration) return true;
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p)
+      if (static_cast<Algo>(a) != Algo::Ring && req.filter.allows(*info->tuner_func, static_cast<Algo>(a), static_cast<Proto>(p)))
+        return false;
+  return true;
+}
 
 std::vector<OptionSpec> predict_specs() {
   std::vector<OptionSpec> specs = {
@@ -125,12 +142,22 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
                      std::to_string(req.launch.threads) + " thread(s) x " + std::to_string(req.launch.gpus_per_thread) +
                          " GPUs per process does not divide the node's " + std::to_string(topo.gpus_per_node()) +
                          " GPUs");
-  // kMaxEngineGpus (cli/commands.h): refused up front rather than run for minutes and exhaust memory.
+  // The engine's limits (cli/commands.h): refused up front rather than run for minutes and exhaust memory.
+  const std::string where = args.has("nodes") ? "--nodes" : source;
+  const std::string gpus = std::to_string(topo.num_gpus()) + " GPUs";
   if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxEngineGpus)
-    throw InputError(args.has("nodes") ? "--nodes" : source,
-                     std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
-                         std::to_string(kMaxEngineGpus) + " (its schedules grow as GPUs squared: ~6 GiB and a minute at " +
-                         std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
+    throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxEngineGpus) +
+                                " (its ring replays 2.1 M flows and takes about a minute at " +
+                                std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_rings_only(req))
+    throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
+                                " for schedules it holds whole (they grow as GPUs squared: ~6 GiB at " +
+                                std::to_string(kMaxWholeScheduleGpus) + "); up to " + std::to_string(kMaxEngineGpus) +
+                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter (--algo ring, symmetry on),"
+                                " generated one orbit at a time; or use --model closed-form (docs/errors.md)");
+  if (args.has("trace") && topo.num_gpus() > kMaxWholeScheduleGpus)
+    throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
+                                                std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");
   Prediction p = predict(topo, req);
   if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
   PredictionReport& report = p.report;

@@ -390,6 +390,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   ctx.calibrated_timing = req.calibration ? &req.calibrated_timing : nullptr;
   ctx.summary = &summary;
   ctx.root = req.root;
+  ctx.orbit_schedules = req.engine.exploit_symmetry;
   const CustomAllreduceOptions custom_options;
   if (req.custom_allreduce) {
     if (req.collective != "all_reduce")
