@@ -75,6 +75,15 @@ TEST(GpuDirectTcp, A3MegaPresetDescribesOneTcpxoNicPerGpu) {
   EXPECT_EQ(route.find("mem"), std::string::npos);
 }
 
+TEST(GpuDirectTcp, TopoSaysGpuDirectTcpNotRdma) {
+  const auto r = testing::run_ccsim("topo gcp-a3-high --nodes 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 per node x 200 Gb/s (25.0 GB/s), transport tcpx, GPU-direct TCP (no host staging)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("200Gb/s TCPX"), std::string::npos) << r.out;
+}
+
 TEST(GpuDirectTcp, TransportAndGpudirectMustAgree) {
   // A GPU-direct TCP that stages through host memory is tcp; a host-staged tcp that is GPU-direct
   // is tcpx/tcpxo. Each contradiction is one line naming the file and the key.
