@@ -38,7 +38,7 @@ Usage:
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
-                 [--collective C] [--ranks N] [--model engine|closed-form]
+                 [--collective C] [--ranks N] [--model engine|closed-form] [--algo A] [--proto P]
                  (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
@@ -69,7 +69,7 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
 --trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
   rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
-Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
+Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
   (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

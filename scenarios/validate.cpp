@@ -96,7 +96,7 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
   if (rows.size() < run.rows.size())
     log.notes.push_back(std::to_string(run.rows.size() - rows.size()) + " row(s) of size 0 or repeated sizes not validated");
 
-  const Prediction p = predict_for_log(topo, log, sizes, opts, AlgoProtoFilter());
+  const Prediction p = predict_for_log(topo, log, sizes, opts, opts.filter);
   out.prediction = p.report;
   out.knee_bytes = p.knee_bytes;
   const double tol = opts.tolerance_pct / 100.0;

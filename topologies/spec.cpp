@@ -14,6 +14,7 @@
 #include "common/units.h"
 #include "topologies/presets.h"
 #include "topologies/routing.h"
+#include "topologies/transports.h"
 
 namespace ccsim {
 
@@ -231,15 +232,6 @@ constexpr double kMinGBps = 1e-3;
 constexpr double kMinNicGbps = 8e-3;
 constexpr double kMinMessageRateMps = 1e-3;
 
-const char* transport_label(Transport t) {
-  switch (t) {
-    case Transport::InfiniBand: return "IB";
-    case Transport::RoCE: return "RoCE";
-    case Transport::TcpSockets: return "TCP";
-  }
-  return "?";
-}
-
 }  // namespace
 
 const std::vector<std::string>& spec_keys(const std::string& path) {
@@ -266,14 +258,7 @@ double pcie_bandwidth_Bps(int generation, int lanes) {
   return gts * 1e9 * lanes * (128.0 / 130.0) / 8.0;
 }
 
-double default_transport_latency_s(Transport t) {
-  switch (t) {
-    case Transport::InfiniBand: return 1.5 * kMicro;
-    case Transport::RoCE: return 3.0 * kMicro;
-    case Transport::TcpSockets: return 25.0 * kMicro;
-  }
-  return 0;
-}
+double default_transport_latency_s(Transport t) { return transport_info(t).latency_us * kMicro; }
 
 json load_topology_spec(const std::string& preset_or_file) {
   const auto& presets = embedded_presets();
@@ -504,15 +489,14 @@ Topology build_topology(const json& spec, const std::string& source) {
     const double zero = 0;
     nic_gbps = nics > 0 ? nic.positive("Gbps", kMinNicGbps, kMaxNicGbps) : nic.non_negative("Gbps", kMaxNicGbps, &zero);
     const std::string ib = "ib";
-    const std::string t = nic.choice("transport", {"ib", "roce", "tcp"}, &ib);
-    transport = t == "ib" ? Transport::InfiniBand : t == "roce" ? Transport::RoCE : Transport::TcpSockets;
-    // Payload fraction of the line rate: ib_write_bw reaches ~97% on IB, ~95% on RoCE; TCP sockets
-    // with their copies reach far less (seed document: TCP cannot fill 400 Gb/s).
-    const double nic_eff_default = transport == Transport::InfiniBand ? 0.97 : transport == Transport::RoCE ? 0.95 : 0.6;
-    nic_Bps = nic_gbps * kGbit * nic.fraction("efficiency", &nic_eff_default);
-    gdr = nic.boolean("gpudirect_rdma", transport != Transport::TcpSockets);
-    if (gdr && transport == Transport::TcpSockets)
-      nic.fail("gpudirect_rdma", "GPUDirect RDMA needs transport ib or roce (transport is tcp)");
+    const TransportInfo& info = *find_transport(nic.choice("transport", transport_names(), &ib));
+    transport = info.transport;
+    // Defaults per transport, each with its source: topologies/transports.cpp.
+    nic_Bps = nic_gbps * kGbit * nic.fraction("efficiency", &info.efficiency);
+    gdr = nic.boolean("gpudirect_rdma", info.gpudirect_default);
+    if ((gdr && !info.gpudirect_allowed) || (!gdr && !info.host_staging_allowed))
+      nic.fail("gpudirect_rdma", std::string(gdr ? "true" : "false") + " does not fit transport " + info.name + ": " +
+                                     info.why_not);
     const double lat = default_transport_latency_s(transport) / kMicro;
     nic_lat = nic.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
@@ -670,7 +654,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     spine_v.kind = VertexKind::SpineSwitch;
     spine_v.name = "spine";
     const VertexId spine = topo.add_vertex(spine_v);
-    const std::string net_label = gbps_text(nic_gbps) + " " + transport_label(transport);
+    const std::string net_label = gbps_text(nic_gbps) + " " + transport_info(transport).label;
     for (int g = 0; g < groups; ++g) {
       const int in_group = std::min(npl, nodes - g * npl);
       for (int r = 0; r < nics; ++r) {

@@ -19,7 +19,10 @@ namespace ccsim {
 // route passes through it.
 enum class VertexKind { Gpu, NvSwitch, PcieSwitch, Cpu, HostMemory, Nic, LeafSwitch, SpineSwitch, Reducer };
 enum class LinkKind { NvLink, Pcie, InterSocket, Memory, Network, Reduction };
-enum class Transport { InfiniBand, RoCE, TcpSockets };
+// TcpSockets: NCCL's socket transport, payloads staged through host memory. GpuDirectTcpx /
+// GpuDirectTcpxo: Google's GPUDirect-TCPX (A3 High) and GPUDirect-TCPXO (A3 Mega) net plugins, TCP
+// whose payloads move NIC<->GPU memory without host staging (topologies/transports.h).
+enum class Transport { InfiniBand, RoCE, TcpSockets, GpuDirectTcpx, GpuDirectTcpxo };
 
 const char* to_string(VertexKind kind);
 const char* to_string(LinkKind kind);
@@ -78,7 +81,7 @@ const char* to_string(PathClass c);
 // Network-side properties that are not plain links.
 struct NetworkProps {
   Transport transport = Transport::InfiniBand;
-  bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory
+  bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory (true for tcpx/tcpxo: GPU-direct TCP)
   double nic_bandwidth_Bps = 0; // per NIC, per direction: the line rate (links carry it x efficiency)
   double message_rate_per_s = 330e6;  // messages per second a NIC accepts (GPU-initiated puts; node.nic.message_rate_Mps)
 };
