@@ -13,6 +13,14 @@ namespace ccsim {
 
 namespace {
 
+// A GPU pair without P2P: NCCL diverts it through the CPU (paths.cc, addInterStep), so its path type
+// is PHB, or SYS when the SHM route crosses the inter-socket link.
+PathClass shm_path_class(const Topology& topo, int a, int b) {
+  for (const Hop& h : route_between_gpus(topo, a, b))
+    if (topo.link(h.edge).kind == LinkKind::InterSocket) return PathClass::Sys;
+  return PathClass::Phb;
+}
+
 const std::vector<double> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
 const std::vector<double> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
                                          7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
@@ -135,7 +143,9 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
                              : ArchIndex::Volta;
   s.cpu_vendor = topo.cpu_vendor;
   s.net_overhead_us = s.cpu_vendor == "amd" ? 2.0 : 1.0;
-  s.nvswitch = topo.has_nvswitch && topo.nvlinks_per_gpu > 0;
+  // NCCL_P2P_DISABLE (node.nvlink.nccl_p2p false): NCCL's search sees GPU pairs through the CPU.
+  const int p2p_nvlinks = topo.nccl_p2p ? topo.nvlinks_per_gpu : 0;
+  s.nvswitch = topo.has_nvswitch && p2p_nvlinks > 0;
   s.nvls = s.nvswitch && topo.nvls_capable && s.compCap >= 90;
   // A fabric whose switches reduce (fabric.sharp) stands for a CollNet (SHARP) plugin that is loaded.
   s.collnet = (collnet_fabric || collnet_supported(topo)) && s.nnodes > 1;
@@ -146,7 +156,7 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   // --- per-GPU bandwidths in NCCL units ---
   const VertexId g0 = topo.gpu(0);
   const double gpuPci = nccl_pci_bw_from_link(first_link_bw(topo, g0, LinkKind::Pcie));
-  const double nvl = topo.nvlinks_per_gpu > 0 ? topo.nvlinks_per_gpu * nccl_nvlink_bw_per_link(cc) : 0.0;
+  const double nvl = p2p_nvlinks > 0 ? p2p_nvlinks * nccl_nvlink_bw_per_link(cc) : 0.0;
   double B = nvl;  // what one GPU can push into the node per direction, for channels
   NcclPath typeIntra = NcclPath::Nvl;
   if (ppn == 1) {
@@ -157,7 +167,8 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     // link bound the per-channel speed (approximation of the search).
     PathClass worst = PathClass::Pix;
     double uplink = 0, socket = 0;
-    for (int l = 1; l < ppn; ++l) worst = std::max(worst, path_class(topo, g0, topo.gpu(l)));
+    const bool shm = !topo.nccl_p2p || topo.pcie_p2p == "none";
+    for (int l = 1; l < ppn; ++l) worst = std::max(worst, shm ? shm_path_class(topo, 0, l) : path_class(topo, g0, topo.gpu(l)));
     auto [eb, ee] = boost::edges(topo.graph());
     for (; eb != ee; ++eb) {
       const Link& lk = topo.link(*eb);

@@ -19,7 +19,7 @@ int pow2_up(int x) {
   return p;
 }
 
-bool has_nvlink(const Topology& topo) { return topo.has_nvswitch || topo.nvlinks_per_gpu > 0; }
+bool has_nvlink(const Topology& topo) { return topo.nccl_p2p && (topo.has_nvswitch || topo.nvlinks_per_gpu > 0); }
 
 }  // namespace
 

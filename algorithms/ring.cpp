@@ -89,6 +89,69 @@ RingPlan plan_rings(const Topology& topo, int channels) {
 }
 
 
+RingLayout ring_layout(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
+                       const RingScheduleOptions& options) {
+  RingLayout L;
+  const int n = topo.num_gpus();
+  if (n < 2) return L;
+  L.steps = ring_steps(collective, n);
+  const int families = static_cast<int>(plan.families.size());
+  const int gpn = topo.gpus_per_node();
+  // Per family and position: hop rail and fixed delay, computed once.
+  L.hops.resize(static_cast<std::size_t>(families));
+  for (int f = 0; f < families; ++f) {
+    const auto& fam = plan.families[f];
+    if (static_cast<int>(fam.order.size()) != n) throw std::invalid_argument("ring order does not cover all ranks");
+    for (int p = 0; p < n; ++p) {
+      const int src = fam.order[p];
+      const int dst = fam.order[(p + 1) % n];
+      const int rail = (src / gpn != dst / gpn) ? fam.rail : -1;
+      L.hops[f].push_back({src, dst, rail, step_software_delay_s(topo, options.timing, src, dst, rail)});
+    }
+  }
+  // Every step moves one block of S/n, split evenly over the families, then over channels and chunks.
+  // The protocol's flags travel with the data: LL doubles the bytes on the wire, LL128 adds 1/15.
+  L.block_per_family = size_bytes / n / families * options.wire_factor;
+  // NCCL moves each channel's share of a step in chunks of kSimpleChunkBytes.
+  L.chunks_per_channel.resize(static_cast<std::size_t>(families));
+  for (int f = 0; f < families; ++f)
+    L.chunks_per_channel[f] = std::max(
+        1, static_cast<int>(std::ceil(L.block_per_family / plan.families[f].channels / kSimpleChunkBytes)));
+  // One record per (src, dst, rail, family, step) unless expanded: every family order is a
+  // permutation of the ranks, so a source appears once per family and step.
+  for (const auto& fam : plan.families) {
+    std::vector<bool> seen(static_cast<std::size_t>(n), false);
+    for (int r : fam.order) {
+      if (r < 0 || r >= n || seen[static_cast<std::size_t>(r)]) throw std::invalid_argument("ring order is not a permutation of the ranks");
+      seen[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  return L;
+}
+
+int ring_pieces(const RingLayout& layout, const RingPlan& plan, const RingScheduleOptions& options, int family) {
+  return options.expand_channels_and_chunks ? plan.families[family].channels * layout.chunks_per_channel[family] : 1;
+}
+
+Transfer ring_record(const RingLayout& layout, const RingPlan& plan, const RingScheduleOptions& options, int family,
+                     int position, int step, int piece) {
+  const RingLayout::Hop& hop = layout.hops[family][position];
+  const bool expand = options.expand_channels_and_chunks;
+  const int pieces = ring_pieces(layout, plan, options, family);
+  Transfer t;
+  t.src = hop.src;
+  t.dst = hop.dst;
+  t.rail = hop.rail;
+  t.bytes = layout.block_per_family / pieces;
+  t.delay_s = hop.delay_s + (step == 0 ? options.timing.launch_s : 0.0);
+  t.step = step;
+  t.family = family;
+  t.lane = piece;
+  t.channels = expand ? 1 : plan.families[family].channels;
+  t.chunks = expand ? 1 : layout.chunks_per_channel[family];
+  return t;
+}
+
 Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
                        const RingScheduleOptions& options) {
   Schedule s;
@@ -99,73 +162,23 @@ Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::st
   s.families_follow_rails = topo.num_nodes() > 1;
   const int n = s.nranks;
   if (n < 2) return s;
-  const int steps = ring_steps(collective, n);
+  const RingLayout layout = ring_layout(topo, plan, collective, size_bytes, options);
+  const int steps = layout.steps;
   const int families = static_cast<int>(plan.families.size());
-  const int gpn = topo.gpus_per_node();
-
-  // Per family and position: hop rail and fixed delay, computed once.
-  struct Hop {
-    int src, dst, rail;
-    double delay_s;
-  };
-  std::vector<std::vector<Hop>> hops(families);
-  for (int f = 0; f < families; ++f) {
-    const auto& fam = plan.families[f];
-    if (static_cast<int>(fam.order.size()) != n) throw std::invalid_argument("ring order does not cover all ranks");
-    for (int p = 0; p < n; ++p) {
-      const int src = fam.order[p];
-      const int dst = fam.order[(p + 1) % n];
-      const int rail = (src / gpn != dst / gpn) ? fam.rail : -1;
-      hops[f].push_back({src, dst, rail, step_software_delay_s(topo, options.timing, src, dst, rail)});
-    }
-  }
-
-  // Every step moves one block of S/n, split evenly over the families, then over channels and chunks.
-  // The protocol's flags travel with the data: LL doubles the bytes on the wire, LL128 adds 1/15.
-  const double block_per_family = size_bytes / n / families * options.wire_factor;
-  // NCCL moves each channel's share of a step in chunks of kSimpleChunkBytes.
-  std::vector<int> chunks_per_channel(families);
-  for (int f = 0; f < families; ++f)
-    chunks_per_channel[f] = std::max(
-        1, static_cast<int>(std::ceil(block_per_family / plan.families[f].channels / kSimpleChunkBytes)));
-  // One record per (src, dst, rail, family, step) unless expanded: every family order is a
-  // permutation of the ranks, so a source appears once per family and step.
-  for (const auto& fam : plan.families) {
-    std::vector<bool> seen(static_cast<std::size_t>(n), false);
-    for (int r : fam.order) {
-      if (r < 0 || r >= n || seen[static_cast<std::size_t>(r)]) throw std::invalid_argument("ring order is not a permutation of the ranks");
-      seen[static_cast<std::size_t>(r)] = true;
-    }
-  }
   s.keys_unique = !options.expand_channels_and_chunks;
   std::size_t records = 0;
   for (int f = 0; f < families; ++f)
-    records += static_cast<std::size_t>(n) * (options.expand_channels_and_chunks
-                                                  ? static_cast<std::size_t>(plan.families[f].channels * chunks_per_channel[f])
-                                                  : 1);
+    records += static_cast<std::size_t>(n) * static_cast<std::size_t>(ring_pieces(layout, plan, options, f));
   s.transfers.reserve(records * static_cast<std::size_t>(steps));
   s.deps.reserve(records * static_cast<std::size_t>(steps));
   std::vector<std::vector<std::uint32_t>> previous(families), current(families);
   for (int step = 0; step < steps; ++step) {
     for (int f = 0; f < families; ++f) {
-      const auto& fam = plan.families[f];
-      const bool expand = options.expand_channels_and_chunks;
-      const int pieces = expand ? fam.channels * chunks_per_channel[f] : 1;
+      const int pieces = ring_pieces(layout, plan, options, f);
       current[f].assign(static_cast<std::size_t>(n) * pieces, 0);
       for (int p = 0; p < n; ++p) {
-        const Hop& hop = hops[f][p];
         for (int piece = 0; piece < pieces; ++piece) {
-          Transfer t;
-          t.src = hop.src;
-          t.dst = hop.dst;
-          t.rail = hop.rail;
-          t.bytes = block_per_family / pieces;
-          t.delay_s = hop.delay_s + (step == 0 ? options.timing.launch_s : 0.0);
-          t.step = step;
-          t.family = f;
-          t.lane = piece;
-          t.channels = expand ? 1 : fam.channels;
-          t.chunks = expand ? 1 : chunks_per_channel[f];
+          const Transfer t = ring_record(layout, plan, options, f, p, step, piece);
           const std::uint32_t dep =
               step > 0 ? previous[f][static_cast<std::size_t>((p + n - 1) % n) * pieces + piece] : 0;
           current[f][static_cast<std::size_t>(p) * pieces + piece] = s.add(t, &dep, step > 0 ? 1 : 0);

@@ -41,6 +41,27 @@ struct RingScheduleOptions {
 Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
                        const RingScheduleOptions& options);
 
+// What ring_schedule's records are made of, shared with the generator of its orbit representatives
+// (sim/ring_orbits.h), so that both emit bit-identical records. Throws as ring_schedule.
+struct RingLayout {
+  struct Hop {
+    int src, dst, rail;
+    double delay_s;  // the step's software delay (launch excluded)
+  };
+  std::vector<std::vector<Hop>> hops;   // per family and ring position p: order[p] -> order[p + 1]
+  std::vector<int> chunks_per_channel;  // per family
+  double block_per_family = 0;          // wire bytes per family and step
+  int steps = 0;
+};
+RingLayout ring_layout(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
+                       const RingScheduleOptions& options);
+// Records per family, position and step: 1, or channels x chunks when expanded.
+int ring_pieces(const RingLayout& layout, const RingPlan& plan, const RingScheduleOptions& options, int family);
+// The record of `family`'s hop at ring `position` in `step` (its `piece` when expanded), dependencies aside:
+// ring_schedule makes it depend on the same family's previous position in the previous step.
+Transfer ring_record(const RingLayout& layout, const RingPlan& plan, const RingScheduleOptions& options, int family,
+                     int position, int step, int piece);
+
 // Number of ring steps for a collective on n ranks.
 int ring_steps(const std::string& collective, int nranks);
 

@@ -91,6 +91,16 @@ struct Schedule {
   // the generator). The engine then skips its own uniqueness pass over the records; when false the
   // engine checks (sim/merge.cpp, sim/symmetry.cpp).
   bool keys_unique = false;
+  // Orbit representatives only (sim/ring_orbits.h): orbit_order > 1 means `transfers` holds one record
+  // per orbit of the rotation group (orbit_node_shift, orbit_rail_rotation; sim/symmetry.h) of a
+  // schedule of orbit_full_records records, whose invariance its generator has proven; dependencies
+  // point at the representatives of the whole schedule's dependencies. The engine simulates it as it
+  // would the whole schedule's quotient, without materializing the other images (docs/engine.md).
+  int orbit_order = 1;
+  int orbit_node_shift = 0;
+  bool orbit_rail_rotation = false;
+  std::size_t orbit_full_records = 0;
+
   // Switch endpoints, by topology vertex name: endpoint nranks + k is the vertex named switches[k]
   // (e.g. "n0.nvswitch", or "n0.nvswitch.sharp" for its reduction units). Transfers to or from a
   // switch follow the preferred graph route (routing.h route_between). Empty for GPU-only schedules.

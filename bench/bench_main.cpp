@@ -9,8 +9,14 @@
 //   5. (--moe) one skewed MoE layer (ratio:2.5, 4096 tokens per rank, DeepEP normal kernels) at EP 256
 //      and 1024 (1024 experts there) on dgx-h100 nodes, then nccl and deepep-ll at EP 256: routing +
 //      traffic + dispatch and combine in the engine (docs/moe.md)
+//   6. (--scale [--quick]) time and peak memory against GPUs, 64 .. 4096 (docs/performance.md, "Scale"):
+//      1 GiB ring all_reduce, Ring/Simple as issue 12 ran it (orbit representatives, sim/ring_orbits.h),
+//      alltoall up to 1024 GPUs, and the closed form at 32768 GPUs; each case in a child process of its
+//      own, so its peak memory is its own (--quick: up to 1024 GPUs)
 // Peak memory is the larger of this process's and its simulation children's maximum resident set.
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <random>
@@ -148,7 +154,64 @@ void calibrate_rows_case(int rows) {
 
 }  // namespace
 
+// One predict in a forked child: its wall time, user CPU and peak RSS (of the child and its own
+// simulation children, from wait4), so that every row's memory is the case's alone.
+void scale_case(const std::string& name, const std::string& collective, int nodes, const std::string& algo,
+                const std::string& proto, ccsim::PredictModel model) {
+  std::fflush(stdout);
+  int pipe_fd[2];
+  if (pipe(pipe_fd) != 0) return;
+  const double t0 = now_s();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fd[0]);
+    const ccsim::Topology topo = dgx(nodes);
+    ccsim::PredictRequest req;
+    req.collective = collective;
+    req.filter = ccsim::parse_algo_filter(algo, proto, "bench");
+    req.sweep.min_bytes = req.sweep.max_bytes = 1ull << 30;
+    req.sweep.step_factor = 2;
+    req.model = model;
+    const ccsim::Prediction p = ccsim::predict(topo, req);
+    double out[3] = {p.rows.front().oop_time_us, 0, 0};
+    for (const auto& r : p.sim) {
+      out[1] += static_cast<double>(r.transfers);
+      out[2] += static_cast<double>(r.flows_simulated);
+    }
+    if (write(pipe_fd[1], out, sizeof out) != static_cast<ssize_t>(sizeof out)) _exit(1);
+    _exit(0);
+  }
+  close(pipe_fd[1]);
+  double out[3] = {0, 0, 0};
+  const bool got = read(pipe_fd[0], out, sizeof out) == static_cast<ssize_t>(sizeof out);
+  close(pipe_fd[0]);
+  int status = 0;
+  rusage ru{};  // Linux: the child's own usage and that of its simulation children (RUSAGE_BOTH)
+  wait4(pid, &status, 0, &ru);
+  const double wall = now_s() - t0;
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::printf("| %-52s | %5d | failed (status %d) |\n", name.c_str(), nodes * 8, status);
+    return;
+  }
+  std::printf("| %-52s | %5d | %10.1f | %11.0f | %9.0f | %7.2f | %7.2f | %7.0f |\n", name.c_str(), nodes * 8, out[0], out[1],
+              out[2], wall, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, ru.ru_maxrss / 1024.0);
+  std::fflush(stdout);
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--scale") == 0) {
+    const bool quick = argc > 2 && std::strcmp(argv[2], "--quick") == 0;  // up to 1024 GPUs
+    std::printf("| case (1 GiB, dgx-h100) | GPUs | time us | transfers | flows | wall s | user s | peak RSS MiB |\n"
+                "|---|---|---|---|---|---|---|---|\n");
+    for (int nodes : {8, 16, 32, 64, 128, 256, 512})
+      if (!quick || nodes <= 128)
+        scale_case("all_reduce --algo ring --proto simple", "all_reduce", nodes, "Ring", "Simple", ccsim::PredictModel::Engine);
+    for (int nodes : {8, 16, 32, 64, 128})
+      scale_case("alltoall", "alltoall", nodes, "", "", ccsim::PredictModel::Engine);
+    scale_case("all_reduce --algo ring --proto simple, closed form", "all_reduce", 4096, "Ring", "Simple",
+               ccsim::PredictModel::ClosedForm);
+    return 0;
+  }
   if (argc > 1 && std::strcmp(argv[1], "--moe") == 0) {
     std::printf("| case | GPUs | transfers | dispatch | combine | wall s | peak RSS MiB |\n|---|---|---|---|---|---|---|\n");
     using ccsim::moe::Transport;

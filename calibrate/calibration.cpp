@@ -226,6 +226,15 @@ std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path,
                                  "); pass --ranks N");
     }
     if (c.ranks < 2) throw InputError(path, "a collective on " + std::to_string(c.ranks) + " rank has nothing to calibrate");
+    // nccl-tests -g N: one thread launched N GPUs' kernels per iteration; its small-size times are
+    // those launches (scenarios/launch_mode.h), which the fitted launch and alpha then contain.
+    c.gpus_per_thread = std::max(1, run.ngpus);
+    if (c.gpus_per_thread > 1)
+      c.warnings.push_back(path + ": line " + std::to_string(run.header_line) + ": the run drove " +
+                           std::to_string(c.gpus_per_thread) + " GPUs per thread (nGpus " +
+                           std::to_string(run.ngpus) + ", -g): its latency side includes their serial host "
+                           "launches, so the fitted launch and alpha describe that launch mode; predict with -g " +
+                           std::to_string(c.gpus_per_thread) + " to compare, or calibrate from a -g 1 run");
     // Nodes.
     std::set<std::string> hosts;
     for (const auto& d : run.devices) {
@@ -356,6 +365,7 @@ Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double d
     const RingCurve& rc = *mine[ref];
     cc.collective = rc.collective;
     cc.ranks = rc.ranks;
+    cc.gpus_per_thread = std::max(1, rc.gpus_per_thread);
     cc.nodes = rc.nodes;
     cc.fit = fits[ref];
     const double x_to_size = rc.ranks / steps[ref];
@@ -491,7 +501,8 @@ std::string calibration_to_json(const Calibration& cal) {
     for (const auto& s : c.sources) src.push_back(source_to_json(s));
     classes[name] = {{"alpha_s", c.alpha_s},         {"beta_Bps", c.beta_Bps},  {"launch_s", c.launch_s},
                      {"launch_source", c.launch_source}, {"collective", c.collective}, {"ranks", c.ranks},
-                     {"nodes", c.nodes},             {"knee_bytes", c.knee_bytes}, {"efficiency", eff},
+                     {"nodes", c.nodes},             {"gpus_per_thread", c.gpus_per_thread},
+                     {"knee_bytes", c.knee_bytes}, {"efficiency", eff},
                      {"fit", fit_to_json(c.fit, x_to_size)}, {"sources", src}};
   }
   doc["classes"] = classes;
@@ -537,6 +548,8 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
       rd.fail(p + "/collective", "must be all_reduce, all_gather or reduce_scatter (got \"" + c.collective + "\")");
     c.ranks = rd.integer(o, p, "ranks");
     c.nodes = rd.integer(o, p, "nodes");
+    // Absent in files of ccsim before the -g launch mode: one GPU per thread (nccl-tests' default).
+    c.gpus_per_thread = std::max(1, rd.integer(o, p, "gpus_per_thread"));
     c.knee_bytes = rd.number(o, p, "knee_bytes", false, 0, true);
     const json& eff = rd.member(o, p, "efficiency", false);
     if (!eff.is_null()) {

@@ -42,6 +42,9 @@ struct ClassCalibration {
   std::string launch_source;  // how launch was identified (default constant, or fitted over rank counts)
   std::string collective;   // of the reference source (efficiency and knee refer to it)
   int ranks = 0, nodes = 0;
+  // nccl-tests -g of the reference source: with several GPUs per thread its latency side is the
+  // host's serial launches (scenarios/launch_mode.h), so launch and alpha describe that mode.
+  int gpus_per_thread = 1;
   double knee_bytes = 0;    // S* = n * alpha * beta
   std::vector<std::pair<double, double>> efficiency;  // (message size S in bytes, factor), sorted
   AlphaBetaFit fit;         // of the reference source (x in bytes-term units; efficiency in fit.efficiency)
@@ -74,6 +77,7 @@ struct RingCurve {
   int run = 0;
   std::string collective;  // all_reduce, all_gather, reduce_scatter
   int ranks = 0, nodes = 0;
+  int gpus_per_thread = 1;  // nccl-tests -g (the header's nGpus): GPUs one thread launched serially
   std::string path_class;  // nvlink, pcie, net
   std::string collective_source;  // how the collective was told (calibrate/nccl_tests_infer.h)
   std::vector<double> sizes, times_s;

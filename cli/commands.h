@@ -4,12 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/replay.h"
+
 namespace ccsim {
 
-// The engine replays every transfer of NCCL's schedule: a ring holds about 16 n^2 records (1024
-// GPUs: 16.8 M records, 8 s, 1.4 GiB, docs/performance.md), so 2048 GPUs need ~4x that. Beyond,
-// predict and schedule refuse up front rather than run for minutes and exhaust memory.
-inline constexpr int kMaxEngineGpus = 2048;
+// The engine's limits (docs/errors.md). A whole ring schedule holds about 16 n^2 records (1024 GPUs:
+// 16.8 M records, 1.4 GiB), so schedules held whole stop at 2048 GPUs (~6 GiB). Ring all_reduce,
+// all_gather and reduce_scatter are generated as orbit representatives (sim/ring_orbits.h: 2.1 M
+// records at 4096 dgx-h100 GPUs); they stop at 4096 GPUs. Beyond, predict and schedule refuse up
+// front rather than run for minutes and exhaust memory.
+// kMaxWholeScheduleGpus: scenarios/replay.h (the ring recipe refuses a whole ring above it).
+inline constexpr int kMaxEngineGpus = 4096;
 
 int run_predict(const std::vector<std::string>& args, const std::string& collective_from_alias);
 int run_topo(const std::vector<std::string>& args);

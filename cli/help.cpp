@@ -38,7 +38,7 @@ Usage:
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
-                 [--collective C] [--ranks N] [--model engine|closed-form]
+                 [--collective C] [--ranks N] [--model engine|closed-form] [--algo A] [--proto P]
                  (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
@@ -57,7 +57,9 @@ Usage:
 
 Collectives (C): )" << collectives_line() << R"(.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
-  -o/--op, -r/--root; -n -w -g -c -t -m -a -p -z -G -C -T -R are accepted and ignored.
+  -o/--op, -r/--root, -g/--ngpus and -t/--nthreads (GPUs per thread, threads per process: one thread
+  launches its GPUs' kernels serially, node.cpu.launch_us each, docs/collectives.md "Launch mode");
+  -n -w -c -m -a -p -z -G -C -T -R are accepted and ignored.
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
 --algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
   The engine replays the tuner's choice (Ring, Tree, NVLS, NVLSTree up to 64 nodes, CollNet up to 8, PAT);
@@ -67,7 +69,7 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
 --trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
   rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
-Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
+Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
   (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

@@ -12,12 +12,29 @@
 #include "common/text.h"
 #include "common/output_file.h"
 #include "common/units.h"
+#include "algorithms/collectives.h"
 #include "report/render.h"
 #include "scenarios/predict.h"
 
 namespace ccsim {
 
 namespace {
+
+// Whether every size the engine replays is a ring it can generate as orbit representatives
+// (sim/ring_orbits.h): a tuned ring collective with only Ring allowed (or a calibration, which
+// replays the ring), the symmetry on.
+bool replays_rings_only(const PredictRequest& req) {
+  const CollectiveInfo* info = find_collective(req.collective);
+  if (!info || info->shape != CollectiveShape::Tuned || !info->tuner_func || info->ring_step_multiple == 0 ||
+      !req.engine.exploit_symmetry || req.custom_allreduce)
+    return false;
+  if (req.calibration) return true;
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p)
+      if (static_cast<Algo>(a) != Algo::Ring && req.filter.allows(*info->tuner_func, static_cast<Algo>(a), static_cast<Proto>(p)))
+        return false;
+  return true;
+}
 
 std::vector<OptionSpec> predict_specs() {
   std::vector<OptionSpec> specs = {
@@ -29,12 +46,12 @@ std::vector<OptionSpec> predict_specs() {
       {"d", "datatype", true, false},
       {"o", "op", true, false},
       {"r", "root", true, false},
+      {"g", "ngpus", true, false},     // GPUs per thread: their launches serialise (scenarios/launch_mode.h)
+      {"t", "nthreads", true, false},  // threads per process
       // nccl-tests flags accepted and ignored (they change how a real run measures, not what it costs)
       {"n", "iters", true, false},
       {"w", "warmup_iters", true, false},
-      {"g", "ngpus", true, false},
       {"c", "check", true, false},
-      {"t", "nthreads", true, false},
       {"m", "agg_iters", true, false},
       {"a", "average", true, false},
       {"p", "parallel_init", true, false},
@@ -116,17 +133,35 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
-  // kMaxEngineGpus (cli/commands.h): refused up front rather than run for minutes and exhaust memory.
+  req.launch.gpus_per_thread = parse_int_arg(args, "ngpus", 1, 1);
+  req.launch.threads = parse_int_arg(args, "nthreads", 1, 1);
+  // One process's GPUs are on one node: nccl-tests' ranks are processes x threads x GPUs.
+  if (const long long per_process = static_cast<long long>(req.launch.threads) * req.launch.gpus_per_thread;
+      per_process > topo.gpus_per_node() || topo.gpus_per_node() % per_process != 0)
+    throw InputError(args.has("ngpus") ? args.spelled("ngpus") : args.spelled("nthreads"),
+                     std::to_string(req.launch.threads) + " thread(s) x " + std::to_string(req.launch.gpus_per_thread) +
+                         " GPUs per process does not divide the node's " + std::to_string(topo.gpus_per_node()) +
+                         " GPUs");
+  // The engine's limits (cli/commands.h): refused up front rather than run for minutes and exhaust memory.
+  const std::string where = args.has("nodes") ? "--nodes" : source;
+  const std::string gpus = std::to_string(topo.num_gpus()) + " GPUs";
   if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxEngineGpus)
-    throw InputError(args.has("nodes") ? "--nodes" : source,
-                     std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
-                         std::to_string(kMaxEngineGpus) + " (its schedules grow as GPUs squared: ~6 GiB and a minute at " +
-                         std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
+    throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxEngineGpus) +
+                                " (its ring replays 2.1 M flows and takes about a minute at " +
+                                std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_rings_only(req))
+    throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
+                                " for schedules it holds whole (they grow as GPUs squared: ~6 GiB at " +
+                                std::to_string(kMaxWholeScheduleGpus) + "); up to " + std::to_string(kMaxEngineGpus) +
+                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter (--algo ring, symmetry on),"
+                                " generated one orbit at a time; or use --model closed-form (docs/errors.md)");
+  if (args.has("trace") && topo.num_gpus() > kMaxWholeScheduleGpus)
+    throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
+                                                std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");
   Prediction p = predict(topo, req);
   if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
   PredictionReport& report = p.report;
   NcclTestsHeader& h = report.facts.table_header;
-  h.ngpus = parse_int_arg(args, "ngpus", 1, 1);
   h.min_bytes = req.sweep.min_bytes;
   h.max_bytes = req.sweep.max_bytes;
   h.step = req.sweep.step_factor > 1 ? strprintf("%g(factor)", req.sweep.step_factor)
@@ -135,7 +170,8 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   h.iters = parse_int_arg(args, "iters", 20, 1);
   if (calibration) {
     report.facts.calibration_file = calibration->file;
-    report.facts.calibration_notes = calibration->notes;
+    report.facts.calibration_notes.insert(report.facts.calibration_notes.begin(), calibration->notes.begin(),
+                                          calibration->notes.end());
   }
 
   const std::string text = format == "table" ? render_prediction_table(report)

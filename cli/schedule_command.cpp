@@ -28,11 +28,12 @@ constexpr std::size_t kMaxDumpRecords = std::size_t{1} << 20;
 std::string gib(double bytes) { return strprintf("%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 void check_gpus(const Topology& topo, const ParsedArgs& args) {
-  if (topo.num_gpus() > kMaxEngineGpus)
+  // `schedule` builds and prints the whole schedule, never its orbit representatives.
+  if (topo.num_gpus() > kMaxWholeScheduleGpus)
     throw InputError(args.has("nodes") ? "--nodes" : "--topology",
                      std::to_string(topo.num_gpus()) + " GPUs is above the engine's limit of " +
-                         std::to_string(kMaxEngineGpus) + " (the schedules it replays grow as GPUs squared: ~6 GiB at " +
-                         std::to_string(kMaxEngineGpus) + "; docs/errors.md)");
+                         std::to_string(kMaxWholeScheduleGpus) + " for whole schedules (they grow as GPUs squared: ~6 GiB at " +
+                         std::to_string(kMaxWholeScheduleGpus) + "; docs/errors.md)");
 }
 
 // Before a schedule of `records` is printed: --dump beyond kMaxDumpRecords is refused up front.

@@ -25,6 +25,7 @@ std::vector<OptionSpec> validate_specs() {
       {"", "calibration", true, false}, {"", "nccl-debug", true, false}, {"", "tolerance", true, false},
       {"o", "output", true, false},     {"", "format", true, false},     {"", "collective", true, false},
       {"", "ranks", true, false},       {"", "model", true, false},      {"", "jobs", true, false},
+      {"", "algo", true, false},        {"", "proto", true, false},
       {"h", "help", false, false},
   };
   for (auto& s : topology_option_specs()) specs.push_back(s);
@@ -41,6 +42,8 @@ std::string hardware_text(const ParsedArgs& args, const std::string& source) {
   if (args.has("nodes")) s += " --nodes " + args.get("nodes");
   for (const auto& a : args.all("set")) s += " --set " + a;
   if (args.has("calibration")) s += " --calibration " + args.get("calibration");
+  if (args.has("algo")) s += " --algo " + args.get("algo");
+  if (args.has("proto")) s += " --proto " + args.get("proto");
   return s;
 }
 
@@ -65,6 +68,17 @@ int run_validate(const std::vector<std::string>& argv) {
   opts.overrides.collective = args.get("collective", "");
   opts.overrides.ranks = args.has("ranks") ? parse_int_arg(args, "ranks", 0, 1) : 0;
   opts.nodes_given = args.has("nodes");
+  // What the run restricted NCCL to, when its source says so. Flags only: the environment validate
+  // runs in is not the run's (a NCCL_ALGO left in the shell must not change the verdict).
+  if (args.has("algo") || args.has("proto")) {
+    std::string where;
+    if (args.has("algo")) where = args.spelled("algo");
+    if (args.has("proto")) {
+      if (!where.empty()) where += '/';
+      where += args.spelled("proto");
+    }
+    opts.filter = parse_algo_filter(args.get("algo", ""), args.get("proto", ""), where);
+  }
   const std::string output = args.get("output", "");
   const bool html = ends_with(lower(output), ".html") || ends_with(lower(output), ".htm");
   const std::string format = args.get("format", html ? "html" : "table");

@@ -19,7 +19,8 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
                         {"nccl_algorithm", s.nccl_algorithm},
                         {"nccl_protocol", s.nccl_protocol},
                         {"nccl_model_time_us", s.nccl_model_time_us},
-                        {"predicted", s.predicted}});
+                        {"predicted", s.predicted},
+                        {"launch_bound", s.launch_bound}});
   meta["nccl_choice"] = f.nccl_choice;
   meta["predicted_as"] = f.predicted_as;
   meta["per_size"] = per_size;
@@ -34,6 +35,9 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
   meta["alpha_us"] = f.alpha_s * 1e6;
   meta["beta_GBps"] = f.beta_Bps / 1e9;
   meta["launch_us"] = f.launch_s * 1e6;
+  meta["launch_mode"] = {{"threads", f.threads},
+                         {"gpus_per_thread", f.gpus_per_thread},
+                         {"host_launch_us", f.host_launch_s * 1e6}};
   meta["knee_bytes"] = f.knee_bytes;
   meta["bottleneck"] = f.bottleneck;
   meta["datatype"] = f.datatype;

@@ -42,6 +42,9 @@ struct ReportSize {
   std::string replayed_algorithm;  // the algorithm the row's time comes from ("Ring", "Tree", "P2P", "custom")
   std::string replayed_protocol;
   bool by_engine = false;          // true: the engine replayed it; false: a closed form / NCCL's model
+  // nccl-tests -g N: the row's time is the host's N serial launches, not the collective (the device
+  // would have finished sooner; scenarios/launch_mode.h).
+  bool launch_bound = false;
   std::optional<ReportLink> busiest_link;  // engine rows: the busiest link direction at this size
 };
 
@@ -69,6 +72,9 @@ struct ReportFacts {
   double launch_s = 0, alpha_s = 0, beta_Bps = 0;
   double knee_bytes = 0;
   std::string bottleneck;       // the ring's limiting link, in words
+  // nccl-tests' launch mode (-t, -g) and the host time of one launch (node.cpu.launch_us).
+  int threads = 1, gpus_per_thread = 1;
+  double host_launch_s = 0;
   // --calibration: the file, the class it was read for, and what it changed.
   std::string calibration_file, calibration_class;
   std::vector<std::string> calibration_notes;

@@ -28,6 +28,16 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
                   format_bytes(f.knee_bytes));
     pre.push_back("# ring bottleneck (closed form): " + f.bottleneck);
   }
+  if (f.gpus_per_thread > 1) {
+    std::size_t bound = 0;
+    for (const auto& z : report.sizes) bound += z.launch_bound ? 1 : 0;
+    pre.push_back("# launch mode: " + std::to_string(f.threads) + " thread(s) x " + std::to_string(f.gpus_per_thread) +
+                  " GPUs (-t, -g): " + std::to_string(f.gpus_per_thread) + " serial launches x " +
+                  strprintf("%.2f", f.host_launch_s * 1e6) + " us (node.cpu.launch_us) = " +
+                  strprintf("%.2f", f.gpus_per_thread * f.host_launch_s * 1e6) +
+                  " us of host time per iteration bound " + std::to_string(bound) + " of " +
+                  std::to_string(report.sizes.size()) + " sizes");
+  }
   if (!f.calibration_class.empty()) {
     pre.push_back("# calibration: " + f.calibration_file + " (class " + f.calibration_class + ")");
     for (const auto& note : f.calibration_notes) pre.push_back("# calibration note: " + note);

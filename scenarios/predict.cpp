@@ -88,7 +88,7 @@ std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std:
 
 std::string calibration_class_for(const Topology& topo) {
   if (topo.num_nodes() > 1) return "net";
-  return topo.nvlinks_per_gpu > 0 ? "nvlink" : "pcie";
+  return topo.nvlinks_per_gpu > 0 && topo.nccl_p2p ? "nvlink" : "pcie";
 }
 
 namespace {
@@ -154,6 +154,15 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.nccl_choice = summarize_ranges(sizes, nccl_labels);
   f.predicted_as = summarize_ranges(sizes, sim_labels);
   if (req.calibration) f.calibration_class = cal_class;
+  if (req.calibration) {
+    const auto it = req.calibration->classes.find(cal_class);
+    if (it != req.calibration->classes.end() && it->second.gpus_per_thread != std::max(1, req.launch.gpus_per_thread))
+      f.calibration_notes.push_back("class " + cal_class + " was fitted on a run with " +
+                                    std::to_string(it->second.gpus_per_thread) +
+                                    " GPU(s) per thread (-g); this prediction is for -g " +
+                                    std::to_string(std::max(1, req.launch.gpus_per_thread)) +
+                                    ": the fitted latency side includes the other mode's host launches");
+  }
   f.algo_filter = req.filter.algo_text;
   f.proto_filter = req.filter.proto_text;
   f.nranks = topo.num_gpus();
@@ -169,6 +178,11 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.bottleneck = p.alpha_beta.bottleneck;
   f.datatype = req.datatype;
   f.op = req.op;
+  f.threads = std::max(1, req.launch.threads);
+  f.gpus_per_thread = std::max(1, req.launch.gpus_per_thread);
+  f.host_launch_s = topo.host_launch_s;
+  f.table_header.nthread = f.threads;
+  f.table_header.ngpus = f.gpus_per_thread;
   if (!p.sim.empty() && !p.sim.back().links.empty()) {
     // The busiest link directions at the largest size: what limits the bandwidth bill.
     const SimResult& last = p.sim.back();
@@ -376,6 +390,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   ctx.calibrated_timing = req.calibration ? &req.calibrated_timing : nullptr;
   ctx.summary = &summary;
   ctx.root = req.root;
+  ctx.orbit_schedules = req.engine.exploit_symmetry;
   const CustomAllreduceOptions custom_options;
   if (req.custom_allreduce) {
     if (req.collective != "all_reduce")
@@ -428,6 +443,15 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : out.choices[i].nccl_time_us * 1e-6;
   }
 
+  // -g N: one thread launches N kernels per iteration; nccl-tests overlaps them with the previous
+  // iteration's device work, so a size costs the larger of the two (scenarios/launch_mode.h).
+  std::vector<bool> launch_bound(sizes.size(), false);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double t = launch_bound_time_s(times_s[i], req.launch, topo.host_launch_s);
+    launch_bound[i] = t > times_s[i];
+    times_s[i] = t;
+  }
+
   const double factor = collective_busbw_factor(info, n);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     NcclTestsRow row;
@@ -446,6 +470,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   }
 
   out.report = build_report(topo, req, out, plan, sizes, cal_class);
+  for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i)
+    out.report.sizes[i].launch_bound = launch_bound[i];
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "algorithms/tuner.h"
 #include "calibrate/calibration.h"
 #include "calibrate/nccl_tests_log.h"
+#include "scenarios/launch_mode.h"
 #include "report/prediction_report.h"
 #include "sim/engine.h"
 #include "topologies/topology.h"
@@ -59,6 +60,9 @@ struct PredictRequest {
   // curve already contains whatever NCCL chose on that machine.
   const Calibration* calibration = nullptr;
   StepTiming calibrated_timing;
+  // nccl-tests -t / -g: with several GPUs per thread every size costs at least their serial host
+  // launches (scenarios/launch_mode.h, node.cpu.launch_us).
+  LaunchMode launch;
 };
 
 // The calibration class that describes a topology's ring: net across nodes, else nvlink or pcie.

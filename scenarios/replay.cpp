@@ -11,6 +11,7 @@
 #include "algorithms/tree.h"
 #include "common/error.h"
 #include "scenarios/collective_schedule.h"
+#include "sim/ring_orbits.h"
 
 namespace ccsim {
 
@@ -115,8 +116,27 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   const int channels = ring_channels(ctx);
-  r.build = [topo, collective, channels, opts](double size_bytes) {
-    return ring_schedule(*topo, plan_rings(*topo, channels), collective, size_bytes, opts);
+  const bool orbits = ctx.orbit_schedules;
+  r.build = [topo, collective, channels, opts, orbits](double size_bytes) {
+    const RingPlan plan = plan_rings(*topo, channels);
+    if (!orbits || topo->num_gpus() <= kMaxWholeScheduleGpus)
+      return orbits ? ring_schedule_for_engine(*topo, plan, collective, size_bytes, opts)
+                    : ring_schedule(*topo, plan, collective, size_bytes, opts);
+    // Above the whole-schedule limit only orbit representatives fit, and only so many of them.
+    std::size_t records = 0;
+    std::optional<Schedule> s = ring_orbit_schedule(*topo, plan, collective, size_bytes, opts, kMaxOrbitRecords, &records);
+    const std::string gpus = std::to_string(topo->num_gpus()) + " GPUs";
+    if (records > 0)
+      throw InputError("--nodes", gpus + ": the ring's orbit representatives would be " + std::to_string(records) +
+                                      " records, above the engine's limit of " + std::to_string(kMaxOrbitRecords) +
+                                      " (the fabric's rotations hold only in part, e.g. a partial leaf group);"
+                                      " use --model closed-form (docs/errors.md)");
+    if (!s)
+      throw InputError("--nodes", gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
+                                      " for whole schedules, and the fabric's node and rail rotations do not hold for"
+                                      " this ring (a partial leaf group, unequal links), so it cannot be generated one"
+                                      " orbit at a time; use --model closed-form (docs/errors.md)");
+    return std::move(*s);
   };
   return r;
 }

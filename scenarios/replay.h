@@ -3,6 +3,7 @@
 // An algorithm the engine cannot replay on a topology (not built yet, or not applicable there) is
 // reported with the reason; predict then replays Ring with Ring's best protocol and says so.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -20,6 +21,9 @@ struct ReplayContext {
   const StepTiming* calibrated_timing = nullptr;  // set: replay the ring with fitted timing, no wire overhead
   const NcclTopoSummary* summary = nullptr;     // NCCL's view of the topology (P2P channels, proxy cost)
   int root = 0;                                 // broadcast / reduce root
+  // Ring schedules as orbit representatives where the fabric's rotations hold (sim/ring_orbits.h):
+  // for the engine with its symmetry on; off, the whole schedule (traces need every record).
+  bool orbit_schedules = false;
 };
 
 struct ReplayRecipe {
@@ -38,6 +42,14 @@ struct ReplayRecipe {
   // half of it by one period per extra chunk (sim/steady_state.h), as NCCL runs more chunks, not larger.
   double chunk_cap_bytes = 0;
 };
+
+// Schedules held whole (every record) stop at this many GPUs: a ring's 16 n^2 records are ~6 GiB at
+// 2048 (cli/commands.h has the engine's overall limit). Rings generated as orbit representatives
+// (sim/ring_orbits.h) go further; a ring whose rotations do not hold there is refused.
+constexpr int kMaxWholeScheduleGpus = 2048;
+// Orbit-representative ring schedules above kMaxWholeScheduleGpus are simulated record by record:
+// beyond this many records (about 60 s of SimGrid and 1.5 GiB) they are refused too.
+constexpr std::size_t kMaxOrbitRecords = std::size_t{8} << 20;
 
 // NVLSTree replays up to this many nodes: with the rail quotient (1/8 of the flows on dgx-h100) its
 // chunk-cap size, 128 MiB, takes 1.4 s on 32 nodes, 3.1 s on 64 and 11 s on 128 (docs/nvls.md).

@@ -54,6 +54,10 @@ Prediction predict_for_log(const Topology& topo, const LogFacts& log, const std:
   req.filter = filter;
   req.calibration = opts.calibration;
   req.calibrated_timing = opts.calibrated_timing;
+  // The log's launch mode (nThread, nGpus of its header, or the device list's GPUs per process):
+  // predicted as nccl-tests ran it (scenarios/launch_mode.h).
+  req.launch.threads = std::max(1, log.threads_per_process);
+  req.launch.gpus_per_thread = std::max(1, log.gpus_per_process / req.launch.threads);
   return predict(topo, req);
 }
 
@@ -92,7 +96,7 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
   if (rows.size() < run.rows.size())
     log.notes.push_back(std::to_string(run.rows.size() - rows.size()) + " row(s) of size 0 or repeated sizes not validated");
 
-  const Prediction p = predict_for_log(topo, log, sizes, opts, AlgoProtoFilter());
+  const Prediction p = predict_for_log(topo, log, sizes, opts, opts.filter);
   out.prediction = p.report;
   out.knee_bytes = p.knee_bytes;
   const double tol = opts.tolerance_pct / 100.0;

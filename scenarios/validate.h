@@ -27,6 +27,9 @@ struct ValidateOptions {
   PredictModel model = PredictModel::Engine;
   EngineOptions engine;
   LogOverrides overrides;         // --collective, --ranks
+  // --algo / --proto (or NCCL_ALGO / NCCL_PROTO): the restriction the run had, when its source
+  // states one (Google's TCPX configuration sets NCCL_ALGO=Ring NCCL_PROTO=Simple). Default: none.
+  AlgoProtoFilter filter;
   bool nodes_given = false;       // --nodes was given: the topology's node count wins over the log's hosts
   const Calibration* calibration = nullptr;
   StepTiming calibrated_timing;

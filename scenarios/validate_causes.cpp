@@ -127,14 +127,16 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   }
 
   // --- bandwidth side ---
-  if (bw_slow && bw.present && nodes == 1 && (topo.nvlinks_per_gpu == 0 || debug.shm_connections > 0)) {
+  if (bw_slow && bw.present && nodes == 1 && (topo.nvlinks_per_gpu == 0 || !topo.nccl_p2p || debug.shm_connections > 0)) {
     std::string ev = plateau_text(bw) + ", predicted " +
-                     (topo.nvlinks_per_gpu > 0    ? std::string("over NVLink")
-                      : topo.pcie_p2p == "none" ? std::string("staged through host memory (node.pcie.p2p=none)")
+                     (topo.nvlinks_per_gpu > 0 && topo.nccl_p2p ? std::string("over NVLink")
+                      : !topo.nccl_p2p ? std::string("through NCCL's SHM transport (node.nvlink.nccl_p2p=false)")
+                      : topo.pcie_p2p == "none" ? std::string("through NCCL's SHM transport (node.pcie.p2p=none)")
                                                 : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
-    if (topo.pcie_p2p == "none")
-      ev += "; the topology already stages through host memory at PCIe DMA rates, NCCL's SHM transport (GPU "
-            "threads copying through pinned host buffers) reaches less";
+    if (topo.pcie_p2p == "none" || !topo.nccl_p2p)
+      ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "
+            "host memory twice), but at the links' DMA rates: the rate the GPUs' own loads and stores reach "
+            "over PCIe to host memory is lower and not known to ccsim";
     else
       ev += "; a copy staged through host memory crosses the CPU's root complex and host memory instead of one "
             "switch hop";
@@ -248,7 +250,11 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
         (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
             std::to_string(log.threads_per_process) + " x nGpus), so one thread launches every GPU's kernel of each "
-            "operation in turn, a cost one process per GPU does not pay",
+            "operation in turn, a cost one process per GPU does not pay; the prediction already holds " +
+            std::to_string(std::max(1, log.gpus_per_process / std::max(1, log.threads_per_process))) + " x " +
+            strprintf("%.1f", topo.host_launch_s * 1e6) +
+            " us of serial launches per iteration (node.cpu.launch_us: a bare CUDA launch, without NCCL's "
+            "per-communicator enqueue work)",
         "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees");
   } else if (lat_slow || approach_slow) {
     add("host-overhead", "Latency above the model: launch and proxy overheads on the host",

@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 ccsim=${1:-./build/ccsim}
 d=tests/data/nccl-tests
 
-# log | hardware flags (what the log's source says about the machine). The GB200 excerpts print only
-# the last device line, so their ranks and trays are given; 144 ranks and more run the closed form
-# (the engine's NVLSTree/Ring replay over 2 NVLink domains of 64-72 GPUs takes more than 10 minutes).
+# log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
+# source states the run's NCCL_ALGO/NCCL_PROTO (Google's GPUDirect-TCPX and TCPXO configurations).
+# The GB200 excerpts print only the last device line, so their ranks and trays are given; 144 ranks
+# and more run the closed form (the engine's NVLSTree/Ring replay over 2 NVLink domains of 64-72
+# GPUs takes more than 10 minutes).
 cases=(
   "a100x8-1node-allreduce.txt|--topology hgx-a100"
   "h100x16-2node-ndr-allreduce.txt|--topology dgx-h100"
@@ -19,14 +21,14 @@ cases=(
   "nccltests_all_gather_2.txt|--topology hgx-a100"
   "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=roce"
   "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology oci-a100"
-  "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology dgx-h100 --set node.nic.count=4 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
-  "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology dgx-h100 --set node.nic.count=4 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
-  "gcp-a3mega-2node-tcpxo-allgather-dstack.txt|--topology dgx-h100 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
-  "gcp-a3mega-2node-allreduce-8B-8G.txt|--topology dgx-h100 --set node.nic.Gbps=200 --set node.nic.transport=tcp"
+  "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology gcp-a3-high --algo Ring --proto Simple"
+  "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology gcp-a3-high --algo Ring --proto Simple"
+  "gcp-a3mega-2node-tcpxo-allgather-dstack.txt|--topology gcp-a3-mega --algo Ring,Tree --proto Simple,LL128"
+  "gcp-a3mega-2node-allreduce-8B-8G.txt|--topology gcp-a3-mega"
   "gcp-a4-b200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-b200 --set node.nic.transport=roce"
-  "dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.links_per_gpu=0 --set node.pcie.p2p=none"
-  "rtx4090-x2-pcie-allreduce-g2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.nic.count=0 --set node.pcie.p2p=none"
-  "rtx4090-x4-pcie-allreduce-g4.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.nccl_p2p=false"
+  "rtx4090-x2-pcie-allreduce-g2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "rtx4090-x4-pcie-allreduce-g4.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=2 --set node.nic.count=0 --set node.pcie.p2p=none"
   "coreweave-gb200-nvl72-1rack-72gpu-allreduce.txt|--topology gb200-nvl72 --ranks 72 --nodes 18"
   "coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt|--topology gb200-nvl72 --ranks 144 --nodes 36 --model closed-form"
   "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt|--topology gb200-nvl72 --ranks 1440 --nodes 360 --model closed-form"

@@ -421,6 +421,16 @@ Prepared prepare(const Topology& topo, const Schedule& original, const EngineOpt
   double pt = prof_now();
   Prepared p;
   p.original = &original;
+  if (original.orbit_order > 1) {
+    // Orbit representatives (sim/ring_orbits.h): the generator proved the quotient; its records are
+    // unique by key, so nothing merges.
+    if (!options.exploit_symmetry)
+      throw std::logic_error("an orbit-representative schedule needs EngineOptions::exploit_symmetry");
+    p.merged = unmerged(original);
+    p.q = orbit_quotient(original);
+    prof("quotient (generated)", pt);
+    return p;
+  }
   p.merged = options.merge_identical ? merge_identical_transfers(original) : unmerged(original);
   prof("merge", pt);
   p.q = options.exploit_symmetry ? find_quotient(topo, p.sched()) : identity_quotient(p.sched());
@@ -506,6 +516,22 @@ void replay_fluid(Replay& R, const std::vector<Resource>& resources, const std::
     std::fprintf(stderr, "[profile] fluid: %zu solves, %zu flows re-solved\n", net.solves(), net.flows_resolved());
 }
 
+// finish[k] = max over the group's elements g of finish[g^-1 k]: the ranks' finish times of a
+// schedule of orbit representatives, spread over the images.
+void spread_over_orbits(const Topology& topo, const Quotient& q, std::vector<double>* finish) {
+  const std::vector<double> reps = *finish;
+  const int node_steps = q.node_shift > 0 ? topo.num_nodes() / q.node_shift : 1;
+  const int local_steps = q.rail_rotation ? topo.gpus_per_node() : 1;
+  for (int rank = 0; rank < static_cast<int>(reps.size()); ++rank) {
+    if (reps[rank] == 0) continue;
+    for (int m = 0; m < node_steps; ++m)
+      for (int l = 0; l < local_steps; ++l) {
+        double& f = (*finish)[static_cast<std::size_t>(rotate_gpu_rank(topo, rank, Rotation{m * q.node_shift, l}))];
+        f = std::max(f, reps[rank]);
+      }
+  }
+}
+
 SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double byte_factor,
                               const EngineOptions& options) {
   const Schedule& original = *prep.original;
@@ -513,7 +539,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   const MergedSchedule& merged = prep.merged;
   const Quotient& q = prep.q;
   SimResult result;
-  result.transfers = original.transfers.size();
+  const bool orbits = original.orbit_order > 1;
+  result.transfers = orbits ? original.orbit_full_records : original.transfers.size();
+  if (orbits && (options.record_transfers || !original.finish_begin.empty()))
+    throw std::logic_error("an orbit-representative schedule has no per-transfer times or finish lists");
   result.rank_finish_s.assign(static_cast<std::size_t>(original.nranks), 0.0);
   if (original.transfers.empty()) return result;
   result.merge_bundle = merged.bundle;
@@ -634,6 +663,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   R.route_resources.assign(routes.size(), {});
   std::map<LinkDirectionKey, int> resource_of;
   std::map<LinkDirectionKey, bool> merged_link;  // part of a set of two or more
+  std::map<LinkDirectionKey, int> uniform_multiplicity;  // crossed k > 1 times by every route crossing it
   {
     std::map<LinkDirectionKey, std::vector<int>> crossing;  // per link direction: the routes, ascending
     std::map<LinkDirectionKey, Hop> hop_of;
@@ -643,6 +673,24 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
         crossing[k].push_back(static_cast<int>(r));
         hop_of.emplace(k, h);
       }
+    // A link direction that every route crossing it crosses the same k > 1 times (host memory on a
+    // staged route: written, then read, one shared-duplex budget) is one crossing at 1/k of its
+    // capacity: sum_f k x_f <= C is sum_f x_f <= C / k. SimGrid's zones drop a link repeated in a
+    // route, which would count such a route once (docs/engine.md "Links crossed twice").
+    for (const auto& [k, rs] : crossing) {
+      if (std::adjacent_find(rs.begin(), rs.end()) == rs.end()) continue;
+      int m = -1;
+      bool uniform = true;
+      for (std::size_t i = 0; i < rs.size();) {
+        std::size_t j = i;
+        while (j < rs.size() && rs[j] == rs[i]) ++j;
+        const int c = static_cast<int>(j - i);
+        if (m < 0) m = c;
+        else if (m != c) uniform = false;
+        i = j;
+      }
+      if (uniform) uniform_multiplicity.emplace(k, m);
+    }
     std::map<std::vector<int>, std::vector<LinkDirectionKey>> by_routes;
     for (const auto& [k, rs] : crossing) {
       if (std::adjacent_find(rs.begin(), rs.end()) != rs.end())
@@ -658,7 +706,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
         if (!(l.bandwidth_Bps > 0)) throw std::runtime_error("link '" + l.label + "' has no bandwidth");
         // A folded link that a rotation fixes stands for fewer real links than its flows' orbits:
         // its share of the capacity (sim/symmetry.h).
-        const double c = l.bandwidth_Bps * folded_link_share(h) * kByteScale;
+        const auto mult = uniform_multiplicity.find(k);
+        const double c = l.bandwidth_Bps * folded_link_share(h) * kByteScale /
+                         (mult != uniform_multiplicity.end() ? mult->second : 1);
         res.bandwidth_Bps = res.bandwidth_Bps > 0 ? std::min(res.bandwidth_Bps, c) : c;
       }
       res.name = "l" + std::to_string(resources.size());
@@ -705,8 +755,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     for (const Hop& h : routes[r]) {
       const LinkDirectionKey k = link_direction_key(topo, h);
       const int res = resource_of.at(k);
-      if (merged_link.at(k) && std::find(path.begin() + static_cast<std::ptrdiff_t>(own), path.end(), res) != path.end())
-        continue;  // the merged set's resource is on the path already
+      if ((merged_link.at(k) || uniform_multiplicity.count(k) > 0) &&
+          std::find(path.begin() + static_cast<std::ptrdiff_t>(own), path.end(), res) != path.end())
+        continue;  // the merged set's resource (or a k-times crossing at 1/k) is on the path already
       path.push_back(res);
     }
   }
@@ -754,6 +805,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       result.transfer_end_s[i] = R.end[r];
     }
   }
+
+  // Orbit representatives: each rank finishes when the latest of its images' representatives does
+  // (the max over the orbit, as when every record is read off its representative).
+  if (orbits) spread_over_orbits(topo, q, &result.rank_finish_s);
 
   // Per link direction: bytes and busy time on the representative, shared by its whole orbit.
   struct Acc {
@@ -865,7 +920,9 @@ bool same_structure(const Schedule& a, const Schedule& b) {
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
       a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
       a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_caps != b.gpu_issue_caps ||
-      a.finish_begin != b.finish_begin || a.finish_ranks != b.finish_ranks)
+      a.finish_begin != b.finish_begin || a.finish_ranks != b.finish_ranks || a.orbit_order != b.orbit_order ||
+      a.orbit_node_shift != b.orbit_node_shift || a.orbit_rail_rotation != b.orbit_rail_rotation ||
+      a.orbit_full_records != b.orbit_full_records)
     return false;
   for (std::size_t i = 0; i < a.transfers.size(); ++i) {
     const Transfer &x = a.transfers[i], &y = b.transfers[i];

@@ -281,6 +281,24 @@ bool fixed_switch_link(const Topology& topo, const Hop& h) {
   return fixed(e.from) && fixed(e.to);
 }
 
+// `route` maps under r onto `image`, link for link, onto links of the same kind, bandwidth and
+// latency, and r moves every link it uses except those between a switch and its reduction units.
+bool route_maps_onto(const Topology& topo, const Route& route, const Route& image, Rotation r) {
+  if (route.size() != image.size()) return false;
+  for (std::size_t h = 0; h < route.size(); ++h) {
+    Hop mapped;
+    if (!rotate_hop(topo, route[h], r, &mapped)) return false;
+    if (mapped.edge != image[h].edge || mapped.forward != image[h].forward) return false;
+    if (mapped.edge == route[h].edge && !fixed_switch_link(topo, route[h])) return false;
+    const Link& a = topo.link(route[h].edge);
+    const Link& b = topo.link(mapped.edge);
+    if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
+        a.shared_duplex != b.shared_duplex)
+      return false;
+  }
+  return true;
+}
+
 // Every route maps onto the route of the image transfer, link for link, onto links with the same
 // bandwidth and latency. A used link fixed by r is allowed only at a switch that the rotation fixes
 // (an NVSwitch's reduction link): the engine gives its folded copy the capacity share of its orbit
@@ -295,18 +313,7 @@ bool routes_invariant(const Context& c, const RouteCache& cache, Rotation r) {
     const int image_src = c.rotate_rank(src, r), image_dst = c.rotate_rank(dst, r);
     if (image_src < 0 || image_dst < 0) return false;
     const Route image = cache.find(image_src, image_dst, image_rail);
-    if (route.size() != image.size()) return false;
-    for (std::size_t h = 0; h < route.size(); ++h) {
-      Hop mapped;
-      if (!rotate_hop(topo, route[h], r, &mapped)) return false;
-      if (mapped.edge != image[h].edge || mapped.forward != image[h].forward) return false;
-      if (mapped.edge == route[h].edge && !fixed_switch_link(topo, route[h])) return false;
-      const Link& a = topo.link(route[h].edge);
-      const Link& b = topo.link(mapped.edge);
-      if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
-          a.shared_duplex != b.shared_duplex)
-        return false;
-    }
+    if (!route_maps_onto(topo, route, image, r)) return false;
   }
   return true;
 }
@@ -382,6 +389,34 @@ Quotient identity_quotient(const Schedule& schedule) {
   q.rep_of.resize(n);
   q.reps.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) q.rep_of[i] = q.reps[i] = i;
+  return q;
+}
+
+int fabric_node_shift(const Topology& topo) { return node_shift_candidate(topo); }
+
+bool fabric_rail_rotation(const Topology& topo) {
+  const int gpn = topo.gpus_per_node();
+  return gpn > 1 && (topo.nics_per_node() == gpn || topo.num_nodes() == 1);
+}
+
+int rotate_gpu_rank(const Topology& topo, int rank, Rotation r) {
+  const int gpn = topo.gpus_per_node();
+  return mod(rank / gpn + r.nodes, topo.num_nodes()) * gpn + mod(rank % gpn + r.local, gpn);
+}
+
+bool gpu_route_invariant(const Topology& topo, int src, int dst, int rail, Rotation r) {
+  const int rails = std::max(1, topo.nics_per_node());
+  const int image_rail = rail >= 0 ? mod(rail + r.local, rails) : rail;
+  if (rail < -1) return false;  // kRailOwnNics: not used by the generators that call this
+  return route_maps_onto(topo, route_between_gpus(topo, src, dst, rail),
+                         route_between_gpus(topo, rotate_gpu_rank(topo, src, r), rotate_gpu_rank(topo, dst, r), image_rail), r);
+}
+
+Quotient orbit_quotient(const Schedule& schedule) {
+  Quotient q = identity_quotient(schedule);
+  q.node_shift = schedule.orbit_node_shift;
+  q.rail_rotation = schedule.orbit_rail_rotation;
+  q.order = schedule.orbit_order;
   return q;
 }
 

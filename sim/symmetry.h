@@ -49,6 +49,21 @@ int link_orbit_size(const Topology& topo, const Hop& hop, const Quotient& q);
 // the routes are not invariant.
 Quotient find_quotient(const Topology& topo, const Schedule& schedule);
 
+// For generators of orbit representatives (sim/ring_orbits.h), which prove a schedule's invariance
+// from what it is made of instead of from its records:
+// the smallest node rotation the fabric allows (1 in one leaf group, the group size with several
+// equal groups, 0 for none), and whether rail rotation may hold (one NIC per GPU, or one node).
+int fabric_node_shift(const Topology& topo);
+bool fabric_rail_rotation(const Topology& topo);
+// Image of a GPU rank.
+int rotate_gpu_rank(const Topology& topo, int rank, Rotation r);
+// route_between_gpus(src, dst, rail) maps under r onto the route of the image, link for link with
+// equal links, and r moves every link of it (the check find_quotient makes for every route).
+bool gpu_route_invariant(const Topology& topo, int src, int dst, int rail, Rotation r);
+// The quotient of an orbit-representative schedule (Schedule::orbit_order > 1): every record its own
+// representative, the group the generator proved.
+Quotient orbit_quotient(const Schedule& schedule);
+
 // The identity quotient: every transfer its own representative.
 Quotient identity_quotient(const Schedule& schedule);
 

@@ -35,7 +35,20 @@ TEST(HardeningCli, OneGpuIsNotBlamedOnNcclAlgo) {
 TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   // --nodes 3000 ran 10 minutes without a word.
   expect_input_error(ccsim("all_reduce_perf --nodes 3000"),
-                     {"--nodes: 24000 GPUs is above the engine's limit of 2048", "--model closed-form"});
+                     {"--nodes: 24000 GPUs is above the engine's limit of 4096", "--model closed-form"});
+  // Above 2048 GPUs only rings generated one orbit at a time fit (sim/ring_orbits.h): NCCL's tuner
+  // may pick another algorithm, whose schedule would be held whole.
+  expect_input_error(ccsim("all_reduce_perf --nodes 300 -b 1G -e 1G"),
+                     {"--nodes: 2400 GPUs is above the engine's limit of 2048 for schedules it holds whole", "--algo ring",
+                      "--model closed-form"});
+  expect_input_error(ccsim("alltoall_perf --nodes 300 -b 1G -e 1G"), {"limit of 2048 for schedules it holds whole"});
+  expect_input_error(ccsim("all_reduce_perf --nodes 300 -b 1G -e 1G --algo ring --no-symmetry"),
+                     {"limit of 2048 for schedules it holds whole"});
+  // 300 nodes are not whole leaf groups of 32: only the rails rotate, and the orbit representatives
+  // (2400 x 8 x 4798 / 8 = 11.5 M records) are refused before any is built.
+  expect_input_error(ccsim("all_reduce_perf --nodes 300 -b 1G -e 1G --algo ring"),
+                     {"--nodes: 2400 GPUs: the ring's orbit representatives would be 11515200 records, above the engine's "
+                      "limit of 8388608"});
   // The closed form at 65536 nodes took over 2 minutes (2048 nodes: 19 s, growing as nodes squared):
   // every route inside a node ran Dijkstra over the whole graph. Routes inside node n are now node
   // 0's, moved; 16384 nodes take a few seconds (the old code: about 20 minutes, past the wrapper's
@@ -54,7 +67,7 @@ TEST(HardeningCli, MoeAndScheduleSizesAreLimitedUpFront) {
                       "ccsim's limit of 67108864"});
   expect_input_error(ccsim("moe --tokens 10000000"), {"--tokens", "above ccsim's limit of 67108864", "~0.4 GiB"});
   EXPECT_EQ(ccsim("moe --tokens 4096").code, 0);
-  expect_input_error(ccsim("schedule --nodes 3000"), {"--nodes: 24000 GPUs is above the engine's limit of 2048"});
+  expect_input_error(ccsim("schedule --nodes 3000"), {"--nodes: 24000 GPUs is above the engine's limit of 2048 for whole schedules"});
   expect_input_error(ccsim("schedule --nodes 2048 --expand"), {"--nodes: 16384 GPUs is above the engine's limit of 2048"});
   expect_input_error(ccsim("schedule --nodes 256 --expand"),
                      {"--expand: the schedule would hold", "above ccsim's limit of 83886080", "drop --expand"});

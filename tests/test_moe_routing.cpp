@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "scenarios/moe/rng.h"
+#include "scenarios/moe/scenario_file.h"
 #include "scenarios/moe/trace.h"
 #include "scenarios/moe/traffic.h"
 
@@ -275,6 +276,31 @@ TEST(MoeInput, BadConfigurationsNameTheFlag) {
   EXPECT_NE(error_of([] { parse_routing_spec("hot:1.5:2"); }).find("fraction"), std::string::npos);
   EXPECT_NE(error_of([] { parse_placement_spec("eplb:x"); }).find("--placement"), std::string::npos);
   EXPECT_NE(error_of([] { fit_zipf_to_ratio(deepseek(32, 16), 40, 1); }).find("beyond reach"), std::string::npos);
+}
+
+// A scenario file's runs as the flags they stand for: the base's keys first, then the run's; lists
+// repeat the flag; pure-rdma is a switch. Bad shapes name the JSON pointer.
+TEST(MoeScenarioFile, RunsBecomeFlagListsAndBadShapesNameThePointer) {
+  const auto runs = read_scenario_runs(R"({"format": "ccsim-moe-scenario/1", "nodes": 2, "set": ["a=1", "b=2"],
+    "runs": [{"name": "x", "routing": "zipf:1.1", "pure-rdma": true}, {"eplb": 16.5}]})",
+                                       "s.json");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].name, "x");
+  // nlohmann keeps object keys sorted: nodes before set.
+  EXPECT_EQ(runs[0].flags, (std::vector<std::string>{"--nodes", "2", "--set", "a=1", "--set", "b=2", "--pure-rdma",
+                                                     "--routing", "zipf:1.1"}));
+  EXPECT_EQ(runs[1].name, "run 1");
+  EXPECT_EQ(runs[1].flags.back(), "16.5");
+  const auto error = [](const std::string& text) { return error_of([&] { read_scenario_runs(text, "s.json"); }); };
+  EXPECT_EQ(error(R"({"format": 1, "runs": [{}]})"), "s.json: /format: expected \"ccsim-moe-scenario/1\"");
+  EXPECT_EQ(error(R"({"format": "ccsim-moe-scenario/1", "runs": []})"), "s.json: /runs: expected a non-empty list of runs");
+  EXPECT_EQ(error(R"({"format": "ccsim-moe-scenario/1", "runs": [{"tokens": {"a": 1}}]})"),
+            "s.json: /runs/0/tokens: expected a string or a number");
+  EXPECT_EQ(error(R"({"format": "ccsim-moe-scenario/1", "runs": [{"pure-rdma": 1}]})"),
+            "s.json: /runs/0/pure-rdma: expected true or false");
+  EXPECT_NE(error(R"({"format": "ccsim-moe-scenario/1", "runs": [{"name": "a\nb"}]})").find("/runs/0/name"),
+            std::string::npos);
+  EXPECT_NE(error("{\"format\": ").find("s.json"), std::string::npos);
 }
 
 TEST(MoeInput, BadTracesNameFileAndLine) {

@@ -125,8 +125,9 @@ TEST(Routing, PcieP2pModes) {
   EXPECT_EQ(format_route(none, r), "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.mem0 -> n0.cpu0 -> n0.pcisw0 -> n0.gpu1");
   EXPECT_EQ(count_kind(none, r, LinkKind::Memory), 2);
   EXPECT_DOUBLE_EQ(route_bandwidth_Bps(none, r), 20e9);  // shared-duplex memory used twice
+  // NCCL's SHM FIFO is on the receiver's socket (NCCL_SHM_LOCALITY default): written across UPI.
   EXPECT_EQ(path_of(none, 0, 4),
-            "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.mem0 -> n0.cpu0 -> n0.cpu1 -> n0.pcisw2 -> n0.gpu4");
+            "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.cpu1 -> n0.mem1 -> n0.cpu1 -> n0.pcisw2 -> n0.gpu4");
 }
 
 TEST(Routing, PathClassesDgxH100) {

@@ -453,5 +453,36 @@ TEST(ValidateCli, CcsimsOwnPredictionValidatesAgainstItself) {
   }
 }
 
+TEST(ValidateCli, AlgoAndProtoRestrictTheTunerAsTheRunWas) {
+  // A run forced to Ring/Simple (Google's TCPX configuration) fed back: with the same --algo/--proto
+  // every size matches within the printed digits; without them the tuner's own choice (Tree or
+  // NVLSTree beats the ring limit on 2 nodes at 1 GiB) predicts another time. NCCL_ALGO in validate's
+  // environment is not the run's and is not read.
+  const CliRun predicted = ccsim("all_reduce_perf -b 1M -e 1G -f 32 --nodes 2 --algo Ring --proto Simple --model closed-form");
+  ASSERT_EQ(predicted.code, 0) << predicted.err;
+  const std::string log = write_temp("ring.txt", predicted.out);
+  const std::string base = "validate " + log + " --nodes 2 --model closed-form --format json";
+  const CliRun forced = ccsim(base + " --algo Ring --proto Simple");
+  ASSERT_EQ(forced.code, 0) << forced.err << forced.out;
+  const auto doc = nlohmann::json::parse(forced.out);
+  EXPECT_NE(doc["hardware"].get<std::string>().find("--algo Ring --proto Simple"), std::string::npos) << doc["hardware"];
+  for (const auto& size : doc["runs"][0]["sizes"]) {
+    EXPECT_EQ(size["nccl_algorithm"], "Ring") << size;
+    EXPECT_LT(std::fabs(size["error"].get<double>()), 0.01) << size;
+  }
+  const auto last_error = [](const CliRun& r) {
+    return nlohmann::json::parse(r.out)["runs"][0]["sizes"].back()["error"].get<double>();
+  };
+  const CliRun tuned = ccsim(base);
+  EXPECT_GT(std::fabs(last_error(tuned)), 0.05) << tuned.out;
+  const CliRun env = testing::run_ccsim(base, "", "NCCL_ALGO=Ring NCCL_PROTO=Simple");
+  EXPECT_DOUBLE_EQ(last_error(env), last_error(tuned));
+  const CliRun bad = ccsim(base + " --algo Rnig");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--algo"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  std::remove(log.c_str());
+}
+
 }  // namespace
 }  // namespace ccsim

@@ -111,15 +111,21 @@ Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
   return r;
 }
 
+// Without P2P (node.pcie.p2p none, or node.nvlink.nccl_p2p false = NCCL_P2P_DISABLE) NCCL uses its
+// SHM transport: the sender's kernel stores into a FIFO in pinned host memory and the receiver's
+// kernel loads from it (NCCL_SHM_USE_CUDA_MEMCPY=0, the default). The FIFO lives on the receiver's
+// side (NCCL_SHM_LOCALITY default 2, src/transport/shm.cc), so the sender's writes cross the
+// inter-socket link when the two GPUs hang off different sockets and the receiver reads locally.
+// Host memory carries the data twice (one write, one read) on one shared budget.
 Route intra_node(const Topology& topo, VertexId a, VertexId b) {
-  if (has_nvlink(topo, a) && has_nvlink(topo, b)) return route_between(topo, a, b);
-  const std::string& mode = topo.pcie_p2p;
+  if (topo.nccl_p2p && has_nvlink(topo, a) && has_nvlink(topo, b)) return route_between(topo, a, b);
+  const std::string mode = topo.nccl_p2p ? topo.pcie_p2p : std::string("none");
   if (mode == "switch") return route_between(topo, a, b);
   VertexId cpu_a, cpu_b;
   Route r = route_to_own_cpu(topo, a, &cpu_a);
   const Route down = reverse_route(route_to_own_cpu(topo, b, &cpu_b));
-  if (mode == "none") append(r, memory_round_trip(topo, cpu_a));
   if (cpu_a != cpu_b) append(r, route_between(topo, cpu_a, cpu_b));
+  if (mode == "none") append(r, memory_round_trip(topo, cpu_b));
   append(r, down);
   return r;
 }

@@ -14,6 +14,7 @@
 #include "common/units.h"
 #include "topologies/presets.h"
 #include "topologies/routing.h"
+#include "topologies/transports.h"
 
 namespace ccsim {
 
@@ -26,10 +27,10 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "domain_size"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nccl_p2p", "domain_size"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
-        "host_memory_latency_us"}},
+        "host_memory_latency_us", "launch_us"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
@@ -233,15 +234,6 @@ constexpr double kMinGBps = 1e-3;
 constexpr double kMinNicGbps = 8e-3;
 constexpr double kMinMessageRateMps = 1e-3;
 
-const char* transport_label(Transport t) {
-  switch (t) {
-    case Transport::InfiniBand: return "IB";
-    case Transport::RoCE: return "RoCE";
-    case Transport::TcpSockets: return "TCP";
-  }
-  return "?";
-}
-
 }  // namespace
 
 const std::vector<std::string>& spec_keys(const std::string& path) {
@@ -268,14 +260,7 @@ double pcie_bandwidth_Bps(int generation, int lanes) {
   return gts * 1e9 * lanes * (128.0 / 130.0) / 8.0;
 }
 
-double default_transport_latency_s(Transport t) {
-  switch (t) {
-    case Transport::InfiniBand: return 1.5 * kMicro;
-    case Transport::RoCE: return 3.0 * kMicro;
-    case Transport::TcpSockets: return 25.0 * kMicro;
-  }
-  return 0;
-}
+double default_transport_latency_s(Transport t) { return transport_info(t).latency_us * kMicro; }
 
 json load_topology_spec(const std::string& preset_or_file) {
   const auto& presets = embedded_presets();
@@ -379,7 +364,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   node_out["gpu"] = gpu_out;
 
   // --- NVLink ---
-  bool has_nvlink = false, nvswitch = false, nvls = false;
+  bool has_nvlink = false, nvswitch = false, nvls = false, nccl_p2p = true;
   int nvl_links = 0, nvl_gen = 0, domain_size = 1;
   double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
   if (node.has("nvlink")) {
@@ -412,6 +397,12 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (nodes % domain_size != 0)
       nv.fail("domain_size", "must divide the node count (got " + std::to_string(domain_size) + " nodes per NVLink domain for " +
                                  std::to_string(nodes) + " nodes; set --nodes to a multiple or domain_size to the nodes per rack the job uses)");
+    // false: NCCL_P2P_DISABLE=1. The NVLink hardware stays (nvidia-smi still shows it) but NCCL's
+    // P2P transport is off, so intra-node pairs use its SHM transport through host memory
+    // (topologies/routing.cpp). Whether NCCL keeps NVLS then is not known to ccsim: refused.
+    nccl_p2p = nv.boolean("nccl_p2p", true);
+    if (!nccl_p2p && nvls)
+      nv.fail("nccl_p2p", "NCCL's P2P transport off with NVLS on is not modelled; set node.nvlink.nvls=false too");
     // The rate at which the switch's reduction units consume operand bytes (all NVSwitch chips of the
     // node together). No public per-chip figure in bytes/s is known to ccsim, so the default is "not
     // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
@@ -446,6 +437,13 @@ Topology build_topology(const json& spec, const std::string& source) {
   const double inter_lat = cpu.non_negative("inter_socket_latency_us", kMaxLatencyUs, &d_is_lat) * kMicro;
   const double mem_Bps = cpu.positive("host_memory_GBps", kMinGBps, kMaxAggregateGBps, &d_mem) * kGB;
   const double mem_lat = cpu.non_negative("host_memory_latency_us", kMaxLatencyUs, &d_mem_lat) * kMicro;
+  // Host CPU time of one kernel launch, paid once per GPU per iteration by a thread that drives
+  // several GPUs (nccl-tests -g N, scenarios/launch_mode.h). 3.8 us: NVIDIA Technical Blog "Getting
+  // Started with CUDA Graphs" (A. Gray, 2019), where back-to-back asynchronous launches of a 2.9 us
+  // kernel ran at one per 3.8 us (3.4 us as a graph). NCCL's own enqueue work per communicator
+  // comes on top, so this is a lower bound.
+  const double d_launch = 3.8;
+  const double launch_s = cpu.positive("launch_us", 0.01, kMaxLatencyUs, &d_launch) * kMicro;
   node_out["cpu"] = cpu_out;
 
   // --- PCIe ---
@@ -488,6 +486,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   } else {
     node_out["pcie"] = nullptr;
   }
+  if (!nccl_p2p && !has_pcie)
+    throw InputError(source + ": /node/nvlink/nccl_p2p",
+                     "NCCL's SHM transport goes through host memory over PCIe: describe /node/pcie");
 
   // --- NICs ---
   int nics = 0, nic_gen = 0, nic_lanes = 0;
@@ -502,15 +503,14 @@ Topology build_topology(const json& spec, const std::string& source) {
     const double zero = 0;
     nic_gbps = nics > 0 ? nic.positive("Gbps", kMinNicGbps, kMaxNicGbps) : nic.non_negative("Gbps", kMaxNicGbps, &zero);
     const std::string ib = "ib";
-    const std::string t = nic.choice("transport", {"ib", "roce", "tcp"}, &ib);
-    transport = t == "ib" ? Transport::InfiniBand : t == "roce" ? Transport::RoCE : Transport::TcpSockets;
-    // Payload fraction of the line rate: ib_write_bw reaches ~97% on IB, ~95% on RoCE; TCP sockets
-    // with their copies reach far less (seed document: TCP cannot fill 400 Gb/s).
-    const double nic_eff_default = transport == Transport::InfiniBand ? 0.97 : transport == Transport::RoCE ? 0.95 : 0.6;
-    nic_Bps = nic_gbps * kGbit * nic.fraction("efficiency", &nic_eff_default);
-    gdr = nic.boolean("gpudirect_rdma", transport != Transport::TcpSockets);
-    if (gdr && transport == Transport::TcpSockets)
-      nic.fail("gpudirect_rdma", "GPUDirect RDMA needs transport ib or roce (transport is tcp)");
+    const TransportInfo& info = *find_transport(nic.choice("transport", transport_names(), &ib));
+    transport = info.transport;
+    // Defaults per transport, each with its source: topologies/transports.cpp.
+    nic_Bps = nic_gbps * kGbit * nic.fraction("efficiency", &info.efficiency);
+    gdr = nic.boolean("gpudirect_rdma", info.gpudirect_default);
+    if ((gdr && !info.gpudirect_allowed) || (!gdr && !info.host_staging_allowed))
+      nic.fail("gpudirect_rdma", std::string(gdr ? "true" : "false") + " does not fit transport " + info.name + ": " +
+                                     info.why_not);
     const double lat = default_transport_latency_s(transport) / kMicro;
     nic_lat = nic.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
@@ -576,6 +576,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nvls_efficiency = nvls_efficiency;
   topo.nvlinks_per_gpu = nvl_links;
   topo.pcie_p2p = p2p;
+  topo.host_launch_s = launch_s;
+  topo.nccl_p2p = nccl_p2p;
   topo.network.transport = transport;
   topo.network.gpudirect_rdma = gdr;
   topo.network.message_rate_per_s = message_rate_per_s;
@@ -681,7 +683,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     spine_v.kind = VertexKind::SpineSwitch;
     spine_v.name = "spine";
     const VertexId spine = topo.add_vertex(spine_v);
-    const std::string net_label = gbps_text(nic_gbps) + " " + transport_label(transport);
+    const std::string net_label = gbps_text(nic_gbps) + " " + transport_info(transport).label;
     for (int g = 0; g < groups; ++g) {
       const int in_group = std::min(domains_per_leaf, graph_nodes - g * domains_per_leaf);
       for (int r = 0; r < domain_nics; ++r) {

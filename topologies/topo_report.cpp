@@ -90,9 +90,15 @@ std::string format_topology_report(const Topology& topo, int node) {
     os << "CPU:         " << cpu.value("sockets", 1) << " socket(s), " << cpu.value("vendor", std::string("unknown"))
        << "\n";
   if (N > 0) {
+    // GPUDirect-TCPX/TCPXO are not RDMA: say what they are, payloads NIC<->GPU memory over TCP.
+    const bool gpudirect_tcp =
+        topo.network.transport == Transport::GpuDirectTcpx || topo.network.transport == Transport::GpuDirectTcpxo;
     os << "NICs:        " << N << " per node x " << fixed(topo.network.nic_bandwidth_Bps / kGbit, 0) << " Gb/s ("
        << fixed(topo.network.nic_bandwidth_Bps / kGB, 1) << " GB/s), transport " << to_string(topo.network.transport)
-       << ", GPUDirect RDMA " << (topo.network.gpudirect_rdma ? "yes" : "no") << "\n";
+       << (gpudirect_tcp                   ? ", GPU-direct TCP (no host staging)"
+           : topo.network.gpudirect_rdma ? ", GPUDirect RDMA yes"
+                                         : ", GPUDirect RDMA no")
+       << "\n";
     const auto fabric = get("/fabric");
     if (fabric.is_object())
       os << "Fabric:      " << fabric.value("kind", std::string()) << ", " << topo.nodes_per_leaf()

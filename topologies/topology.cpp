@@ -40,6 +40,8 @@ const char* to_string(Transport transport) {
     case Transport::InfiniBand: return "ib";
     case Transport::RoCE: return "roce";
     case Transport::TcpSockets: return "tcp";
+    case Transport::GpuDirectTcpx: return "tcpx";
+    case Transport::GpuDirectTcpxo: return "tcpxo";
   }
   return "?";
 }

@@ -19,7 +19,10 @@ namespace ccsim {
 // route passes through it.
 enum class VertexKind { Gpu, NvSwitch, PcieSwitch, Cpu, HostMemory, Nic, LeafSwitch, SpineSwitch, Reducer };
 enum class LinkKind { NvLink, Pcie, InterSocket, Memory, Network, Reduction };
-enum class Transport { InfiniBand, RoCE, TcpSockets };
+// TcpSockets: NCCL's socket transport, payloads staged through host memory. GpuDirectTcpx /
+// GpuDirectTcpxo: Google's GPUDirect-TCPX (A3 High) and GPUDirect-TCPXO (A3 Mega) net plugins, TCP
+// whose payloads move NIC<->GPU memory without host staging (topologies/transports.h).
+enum class Transport { InfiniBand, RoCE, TcpSockets, GpuDirectTcpx, GpuDirectTcpxo };
 
 const char* to_string(VertexKind kind);
 const char* to_string(LinkKind kind);
@@ -78,7 +81,7 @@ const char* to_string(PathClass c);
 // Network-side properties that are not plain links.
 struct NetworkProps {
   Transport transport = Transport::InfiniBand;
-  bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory
+  bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory (true for tcpx/tcpxo: GPU-direct TCP)
   double nic_bandwidth_Bps = 0; // per NIC, per direction: the line rate (links carry it x efficiency)
   double message_rate_per_s = 330e6;  // messages per second a NIC accepts (GPU-initiated puts; node.nic.message_rate_Mps)
 };
@@ -128,6 +131,12 @@ class Topology {
   std::vector<int> nic_gpu;
   int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
+  // NCCL's P2P transport over NVLink (node.nvlink.nccl_p2p; false: NCCL_P2P_DISABLE=1). Without it
+  // NCCL moves intra-node data through its SHM transport (host memory) even where NVLink exists.
+  bool nccl_p2p = true;
+  // Host CPU time of one NCCL kernel launch (node.cpu.launch_us): what one thread driving several
+  // GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
+  double host_launch_s = 3.8e-6;
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
   // graph, which does not change after finalize().
   mutable RouteMemo route_cache;

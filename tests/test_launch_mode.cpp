@@ -1,0 +1,164 @@
+// nccl-tests' -g / -t launch mode (scenarios/launch_mode.h): one thread driving N GPUs launches N
+// kernels per iteration; nccl-tests overlaps them with the previous iteration's device work, so an
+// iteration costs max(T_device, N x t_launch). The closed forms below are derived from NCCL 2.30's
+// cost model constants and the 3.8 us launch default (node.cpu.launch_us), not from ccsim's output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "calibrate/calibration.h"
+#include "cli_runner.h"
+#include "scenarios/launch_mode.h"
+#include "scenarios/predict.h"
+#include "scenarios/validate.h"
+#include "scenarios/validate_debug.h"
+#include "scenarios/validate_log.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+namespace {
+
+const std::string kData = std::string(CCSIM_SOURCE_DIR) + "/tests/data/";
+
+Topology make(const std::string& preset, const std::vector<std::string>& sets = {}) {
+  nlohmann::json spec = load_topology_spec(preset);
+  for (const auto& s : sets) apply_override(spec, s, "--set");
+  return build_topology(spec, preset);
+}
+
+double predicted_us(const Topology& topo, std::uint64_t bytes, int gpus_per_thread, PredictModel model) {
+  PredictRequest req;
+  req.sweep.min_bytes = req.sweep.max_bytes = bytes;
+  req.model = model;
+  req.launch.gpus_per_thread = gpus_per_thread;
+  const Prediction p = predict(topo, req);
+  EXPECT_EQ(p.rows.size(), 1u);
+  return p.rows.front().oop_time_us;
+}
+
+TEST(LaunchMode, IterationIsTheLargerOfDeviceAndSerialHostLaunches) {
+  const LaunchMode g8{1, 8};
+  EXPECT_DOUBLE_EQ(host_launch_time_s(g8, 3.8e-6), 8 * 3.8e-6);
+  EXPECT_DOUBLE_EQ(launch_bound_time_s(10e-6, g8, 3.8e-6), 8 * 3.8e-6);  // host-bound
+  EXPECT_DOUBLE_EQ(launch_bound_time_s(50e-6, g8, 3.8e-6), 50e-6);       // device-bound
+  // -t 4 -g 2: threads launch concurrently, only one thread's 2 GPUs serialise.
+  EXPECT_DOUBLE_EQ(launch_bound_time_s(5e-6, LaunchMode{4, 2}, 3.8e-6), 2 * 3.8e-6);
+  // -g 1 (nccl-tests' default): one launch per iteration, below any collective's own latency.
+  EXPECT_DOUBLE_EQ(launch_bound_time_s(8.4e-6, LaunchMode{}, 3.8e-6), 8.4e-6);
+}
+
+TEST(LaunchMode, EightGpusPerThreadOnHgxA100AtEightBytes) {
+  const Topology topo = make("hgx-a100");
+  // -g 1: NCCL 2.30's cost model of its pick at 8 B on 8 NVLink GPUs: Ring/LL, baseLat 6.6 us +
+  // 2(n-1) = 14 steps x hwLat[NVLINK][Ring][LL] 0.6 us = 15.0 us (Tree/LL: 6.8 + 2 x 7 x 0.6 = 15.2);
+  // 8 B at any bandwidth adds < 0.01 us.
+  const double g1 = predicted_us(topo, 8, 1, PredictModel::ClosedForm);
+  EXPECT_NEAR(g1, 15.0, 0.01);
+  // -g 8: 8 serial launches of 3.8 us = 30.4 us > 15.0 us, so the iteration is the host's, and -g 8
+  // exceeds -g 1 by 30.4 - 15.0 us.
+  const double g8 = predicted_us(topo, 8, 8, PredictModel::ClosedForm);
+  EXPECT_NEAR(g8, 8 * 3.8, 1e-9);
+  EXPECT_NEAR(g8 - g1, 8 * 3.8 - 15.0, 0.01);
+  // A launch of 1 us (8 us per iteration) hides behind the 15 us collective: nothing changes.
+  const Topology fast_host = make("hgx-a100", {"node.cpu.launch_us=1"});
+  EXPECT_DOUBLE_EQ(predicted_us(fast_host, 8, 8, PredictModel::ClosedForm), g1);
+  // 1 GiB is device-bound (hundreds of microseconds): -g does not change it.
+  EXPECT_DOUBLE_EQ(predicted_us(topo, 1ull << 30, 8, PredictModel::ClosedForm),
+                   predicted_us(topo, 1ull << 30, 1, PredictModel::ClosedForm));
+}
+
+TEST(LaunchMode, EngineTwoGpusWithASlowHost) {
+  // The engine's -g 1 time of an 8 B all_reduce on 2 PCIe GPUs is tens of microseconds at most; a
+  // 40 us launch makes -g 2 exactly 2 x 40 us.
+  const Topology topo = make("pcie-gen4-8gpu", {"node.gpu.count=2", "node.nic.count=0", "node.cpu.launch_us=40"});
+  const double g1 = predicted_us(topo, 8, 1, PredictModel::Engine);
+  ASSERT_LT(g1, 80.0);
+  EXPECT_NEAR(predicted_us(topo, 8, 2, PredictModel::Engine), 80.0, 1e-9);
+}
+
+std::string provenance_removed(const std::string& name) {
+  std::istringstream in(testing::read_text_file(kData + name));
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.rfind("# SOURCE:", 0) != 0 && line.rfind("# HARDWARE:", 0) != 0 && line.rfind("# NCCL VERSION:", 0) != 0 &&
+        line.rfind("# COMMAND:", 0) != 0 && line.rfind("# NOTE:", 0) != 0)
+      out += line + "\n";
+  return out;
+}
+
+TEST(LaunchMode, ReadFromARealHeader) {
+  // "# nThread 1 nGpus 4 minBytes 8 ..." and four device lines of one Pid (kalavai's RTX 4090 run).
+  const std::string text = provenance_removed("nccl-tests/rtx4090-x4-pcie-allreduce-g4.txt");
+  std::istringstream in(text);
+  const auto runs = parse_nccl_tests_log(in, "log.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].nthread, 1);
+  EXPECT_EQ(runs[0].ngpus, 4);
+  const LogFacts f = infer_log_facts(runs[0], "log.txt", 0, LogOverrides{});
+  EXPECT_EQ(f.threads_per_process, 1);
+  EXPECT_EQ(f.gpus_per_process, 4);
+
+  // validate predicts the log's mode: 4 serial launches, so no size below 4 x 3.8 us.
+  nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
+  for (const char* o : {"node.gpu.count=4", "node.nic.count=0", "node.pcie.p2p=none"}) apply_override(spec, o, "test");
+  ValidateOptions opts;
+  opts.model = PredictModel::ClosedForm;
+  const ValidatedRun run = validate_run(runs[0], "log.txt", 0, spec, "pcie-gen4-8gpu", opts, DebugFacts{});
+  EXPECT_EQ(run.prediction.facts.gpus_per_thread, 4);
+  EXPECT_EQ(run.prediction.facts.table_header.ngpus, 4);
+  ASSERT_FALSE(run.sizes.empty());
+  EXPECT_GE(run.sizes.front().predicted_time_us, 4 * 3.8 - 1e-9);
+
+  // calibrate records the mode and says what it means for the fit.
+  const auto curves = ring_curves_from_nccl_tests_text("log.txt", text, NcclTestsOptions{});
+  ASSERT_EQ(curves.size(), 1u);
+  EXPECT_EQ(curves[0].gpus_per_thread, 4);
+  ASSERT_FALSE(curves[0].warnings.empty());
+  EXPECT_NE(curves[0].warnings.back().find("predict with -g 4"), std::string::npos) << curves[0].warnings.back();
+  const Calibration cal = calibrate_ring_curves(curves);
+  EXPECT_EQ(cal.classes.at("pcie").gpus_per_thread, 4);
+  const Calibration back = calibration_from_json(nlohmann::json::parse(calibration_to_json(cal)), "cal.json");
+  EXPECT_EQ(back.classes.at("pcie").gpus_per_thread, 4);
+}
+
+TEST(LaunchMode, CliFlagsAndErrors) {
+  // -g 8 on hgx-a100 at 8 B: the 30.4 us host bound, printed as nccl-tests prints it.
+  const auto ok = testing::run_ccsim("all_reduce_perf -b 8 -e 8 -g 8 --topology hgx-a100 --model closed-form");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("# nThread 1 nGpus 8 "), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("# launch mode: 1 thread(s) x 8 GPUs"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("  30.40 "), std::string::npos) << ok.out;
+  // 3 GPUs per process do not divide the node's 8.
+  const auto bad = testing::run_ccsim("all_reduce_perf -b 8 -e 8 -g 3 --topology hgx-a100 --model closed-form");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("-g"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  const auto zero = testing::run_ccsim("all_reduce_perf -b 8 -e 8 -t 0 --topology hgx-a100 --model closed-form");
+  EXPECT_EQ(zero.code, 2);
+  EXPECT_NE(zero.err.find("-t"), std::string::npos) << zero.err;
+  const auto key = testing::run_ccsim("all_reduce_perf -b 8 -e 8 --topology hgx-a100 --set node.cpu.launch_us=0");
+  EXPECT_EQ(key.code, 2);
+  EXPECT_NE(key.err.find("launch_us"), std::string::npos) << key.err;
+}
+
+TEST(LaunchMode, OwnPredictionValidatesInTheSameMode) {
+  // ccsim's -g 8 table says "nThread 1 nGpus 8": validate reads the mode back and must find every
+  // size within the printed digits' rounding (a -g 1 prediction would miss the launch-bound sizes).
+  const auto predicted =
+      testing::run_ccsim("all_reduce_perf -b 8 -e 1G -f 8 -g 8 --topology hgx-a100 --model closed-form");
+  ASSERT_EQ(predicted.code, 0) << predicted.err;
+  const std::string log = testing::write_temp_file("launch_self.txt", predicted.out);
+  const auto v = testing::run_ccsim("validate " + log + " --topology hgx-a100 --model closed-form --tolerance 1 --format json");
+  EXPECT_EQ(v.code, 0) << v.err << v.out;
+  if (v.code == 0) {
+    const auto doc = nlohmann::json::parse(v.out);
+    for (const auto& z : doc["runs"][0]["sizes"]) EXPECT_LT(std::fabs(z["error"].get<double>()), 0.01) << z;
+  }
+  std::remove(log.c_str());
+}
+
+}  // namespace
+}  // namespace ccsim

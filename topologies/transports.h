@@ -1,0 +1,35 @@
+// The NIC transports of node.nic.transport and their defaults (docs/topology.md, "Transports"): the
+// spec value, the label in link names, the payload fraction of the line rate, the one-way NIC-to-NIC
+// latency, and where payloads go between the NIC and the GPU. Every default names its source in
+// transports.cpp; build_topology (spec.cpp) is the only reader.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "topologies/topology.h"
+
+namespace ccsim {
+
+struct TransportInfo {
+  Transport transport = Transport::InfiniBand;
+  const char* name = "";      // the node.nic.transport value: "ib", "roce", "tcp", "tcpx", "tcpxo"
+  const char* label = "";     // in link labels ("400Gb/s IB") and `ccsim topo`
+  double efficiency = 1;      // default node.nic.efficiency: payload bytes / line-rate bytes
+  double latency_us = 0;      // default node.nic.latency_us: one way, NIC to NIC through one switch
+  bool gpudirect_default = true;  // default node.nic.gpudirect_rdma
+  // Which values of node.nic.gpudirect_rdma describe a real machine: tcp (NCCL's sockets) always
+  // stages through host memory, tcpx/tcpxo never do (that is what they are); ib/roce do either.
+  bool gpudirect_allowed = true;
+  bool host_staging_allowed = true;
+  const char* why_not = "";   // for the error line when a value is refused
+};
+
+// Every transport, in the order of docs/topology.md.
+const std::vector<TransportInfo>& transports();
+const TransportInfo& transport_info(Transport t);
+// nullptr when `name` is no transport.
+const TransportInfo* find_transport(const std::string& name);
+// "ib", "roce", "tcp", "tcpx", "tcpxo": the valid values, for error messages.
+std::vector<std::string> transport_names();
+
+}  // namespace ccsim
