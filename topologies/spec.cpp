@@ -403,6 +403,10 @@ Topology build_topology(const json& spec, const std::string& source) {
     nccl_p2p = nv.boolean("nccl_p2p", true);
     if (!nccl_p2p && nvls)
       nv.fail("nccl_p2p", "NCCL's P2P transport off with NVLS on is not modelled; set node.nvlink.nvls=false too");
+    // The hosts of an NVLink domain share no host memory, so NCCL's SHM transport cannot join them.
+    if (!nccl_p2p && domain_size > 1)
+      nv.fail("nccl_p2p", "NCCL's P2P transport off across the hosts of an NVLink domain (domain_size " +
+                              std::to_string(domain_size) + ") is not modelled: they share no host memory for SHM");
     // The rate at which the switch's reduction units consume operand bytes (all NVSwitch chips of the
     // node together). No public per-chip figure in bytes/s is known to ccsim, so the default is "not
     // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
