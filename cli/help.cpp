@@ -69,7 +69,7 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
 --trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
   rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
-Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
+Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
   (see docs/topology.md for --set keys).
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";

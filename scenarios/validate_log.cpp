@@ -100,9 +100,13 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   // Processes and GPUs per process: a single process driving several GPUs (-g N, -t N) launches their
   // kernels one after the other.
   const int per_process = std::max(1, run.nthread) * std::max(1, run.ngpus);
-  f.gpus_per_process = run.ngpus > 0 ? per_process : (f.processes > 0 ? f.ranks / f.processes : 1);
+  // Without the header's nGpus, GPUs per process are counted over the listed devices: an excerpt
+  // that prints only the last device line (the GB200 logs: one line for 72-1440 ranks) says one GPU
+  // per process, not that one process drove every rank.
+  const int listed_per_process = f.processes > 0 ? std::max(1, device_ranks / f.processes) : 1;
+  f.gpus_per_process = run.ngpus > 0 ? per_process : listed_per_process;
   f.threads_per_process = std::max(1, run.nthread);
-  if (f.processes == 0) f.processes = std::max(1, f.ranks / std::max(1, f.gpus_per_process));
+  if (f.processes == 0 || device_ranks < f.ranks) f.processes = std::max(1, f.ranks / std::max(1, f.gpus_per_process));
   if (f.hosts == 0 && ov.gpus_per_node > 0 && f.ranks % ov.gpus_per_node == 0) {
     f.notes.push_back("no device list: " + std::to_string(f.ranks) + " ranks taken as " +
                       std::to_string(f.ranks / ov.gpus_per_node) + " node(s) of the topology's " +

@@ -9,7 +9,10 @@ ccsim=${1:-./build/ccsim}
 d=tests/data/nccl-tests
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
-# source states the run's NCCL_ALGO/NCCL_PROTO (Google's GPUDirect-TCPX and TCPXO configurations)
+# source states the run's NCCL_ALGO/NCCL_PROTO (Google's GPUDirect-TCPX and TCPXO configurations).
+# The GB200 excerpts print only the last device line, so their ranks and trays are given; 144 ranks
+# and more run the closed form (the engine's NVLSTree/Ring replay over 2 NVLink domains of 64-72
+# GPUs takes more than 10 minutes).
 cases=(
   "a100x8-1node-allreduce.txt|--topology hgx-a100"
   "h100x16-2node-ndr-allreduce.txt|--topology dgx-h100"
@@ -26,6 +29,10 @@ cases=(
   "dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.nccl_p2p=false"
   "rtx4090-x2-pcie-allreduce-g2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
   "rtx4090-x4-pcie-allreduce-g4.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=2 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "coreweave-gb200-nvl72-1rack-72gpu-allreduce.txt|--topology gb200-nvl72 --ranks 72 --nodes 18"
+  "coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt|--topology gb200-nvl72 --ranks 144 --nodes 36 --model closed-form"
+  "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt|--topology gb200-nvl72 --ranks 1440 --nodes 360 --model closed-form"
+  "oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt|--topology gb200-nvl72 --ranks 128 --nodes 32 --model closed-form --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=200 --set node.nic.transport=roce --set node.nvlink.nvls=false"
 )
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"

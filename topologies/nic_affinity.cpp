@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "topologies/nvlink_domain.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -18,6 +19,10 @@ struct Closeness {
 
 Closeness closeness(const Topology& topo, int local_gpu, int nic) {
   const VertexId g = topo.gpu(local_gpu), n = topo.nic(0, nic);
+  // In an NVLink domain of several hosts a GPU has no PCIe path to another host's NICs (the hosts
+  // share only NVLink): farthest of all, never one of its NICs.
+  if (hosts_per_node(topo) > 1 && local_gpu / gpus_per_host(topo) != nic / nics_per_host(topo))
+    return {PathClass::Net, 0.0};
   return {path_class(topo, g, n), route_bandwidth_Bps(topo, route_between(topo, g, n))};
 }
 

@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "topologies/nvlink_domain.h"
+
 namespace ccsim {
 
 namespace {
@@ -282,6 +284,16 @@ Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_ran
     route.push_back(make_hop(topo, spine, leaf_d));
   }
   route.push_back(make_hop(topo, leaf_d, nic_d));
+  // In an NVLink domain of several hosts the rail's NIC may sit on another host than the destination
+  // GPU, with no PCIe path between them: in through the GPU that drives the NIC, then NVLink.
+  const int hosts = hosts_per_node(topo);
+  if (hosts > 1 && (dst_rank % G) / (G / hosts) != rd / (nics / hosts)) {
+    const int p = first_gpu_on_rail(topo, rd);
+    const VertexId gp = topo.gpu(nd * G + p);
+    append(route, reverse_route(gpu_to_nic(topo, gp, nic_d)));
+    append(route, route_between(topo, gp, gd));
+    return route;
+  }
   append(route, reverse_route(gpu_to_nic(topo, gd, nic_d)));
   return route;
 }
@@ -293,7 +305,15 @@ PathClass path_class(const Topology& topo, VertexId a, VertexId b) {
   const Vertex& va = topo.vertex(a);
   const Vertex& vb = topo.vertex(b);
   if (va.node < 0 || vb.node < 0 || va.node != vb.node) return PathClass::Net;
-  const Route r = route_between(topo, a, b);
+  Route r;
+  try {
+    r = route_between(topo, a, b);
+  } catch (const std::runtime_error&) {
+    // Two hosts of one NVLink domain share only NVLink: a GPU has no path to another host's NIC or
+    // CPU inside the node, as between nodes.
+    if (hosts_per_node(topo) > 1) return PathClass::Net;
+    throw;
+  }
   bool inter_socket = false;
   for (const Hop& h : r) {
     const LinkKind k = topo.link(h.edge).kind;

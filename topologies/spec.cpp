@@ -27,7 +27,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nccl_p2p"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nccl_p2p", "domain_size"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us"}},
@@ -221,6 +221,8 @@ json parse_json_text(const std::string& text, const std::string& where) {
 // Physical bounds of the topology's numbers (docs/topology.md, "Limits"), each far above today's
 // hardware: NVLink5 is 50 GB/s per link and direction, the fastest NICs 800 Gb/s, HBM3e ~8 TB/s.
 constexpr double kMaxLinkGBps = 1e4;        // per NVLink link
+// NVIDIA: "NVLink Switch System ... up to 576 GPUs in a single NVLink domain" (GB200 NVL72 page).
+constexpr int kMaxNvlinkDomainGpus = 576;
 constexpr double kMaxAggregateGBps = 1e5;   // host memory, inter-socket, reduction engines
 constexpr double kMaxNicGbps = 1e5;         // 100 Tb/s
 constexpr double kMaxLatencyUs = 1e6;       // one second
@@ -363,7 +365,7 @@ Topology build_topology(const json& spec, const std::string& source) {
 
   // --- NVLink ---
   bool has_nvlink = false, nvswitch = false, nvls = false, nccl_p2p = true;
-  int nvl_links = 0, nvl_gen = 0;
+  int nvl_links = 0, nvl_gen = 0, domain_size = 1;
   double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
   if (node.has("nvlink")) {
     json out;
@@ -383,12 +385,28 @@ Topology build_topology(const json& spec, const std::string& source) {
       nv.fail("nvswitch", "NVLink without NVSwitch (a direct NVLink bridge) needs exactly 2 GPUs per node (got " +
                               std::to_string(gpus) + ")");
     if (nvls && !nvswitch) nv.fail("nvls", "NVLink SHARP (nvls) requires nvswitch: true");
+    // Nodes (hosts: GB200 compute trays) per NVLink domain, i.e. consecutive nodes whose GPUs hang
+    // off one NVLink switch fabric (docs/topology.md, "NVLink domains"). The bound: NVIDIA's NVLink
+    // Switch System joins at most 576 GPUs in one NVLink domain (GB200 NVL72 product page).
+    domain_size = nv.integer("domain_size", 1, kMaxNvlinkDomainGpus, &one);
+    if (domain_size > 1 && !nvswitch)
+      nv.fail("domain_size", "an NVLink domain of several nodes needs the NVLink switch fabric (nvswitch: true)");
+    if (domain_size * gpus > kMaxNvlinkDomainGpus)
+      nv.fail("domain_size", std::to_string(domain_size) + " nodes x " + std::to_string(gpus) + " GPUs exceed " +
+                                 std::to_string(kMaxNvlinkDomainGpus) + " GPUs, the largest NVLink domain");
+    if (nodes % domain_size != 0)
+      nv.fail("domain_size", "must divide the node count (got " + std::to_string(domain_size) + " nodes per NVLink domain for " +
+                                 std::to_string(nodes) + " nodes; set --nodes to a multiple or domain_size to the nodes per rack the job uses)");
     // false: NCCL_P2P_DISABLE=1. The NVLink hardware stays (nvidia-smi still shows it) but NCCL's
     // P2P transport is off, so intra-node pairs use its SHM transport through host memory
     // (topologies/routing.cpp). Whether NCCL keeps NVLS then is not known to ccsim: refused.
     nccl_p2p = nv.boolean("nccl_p2p", true);
     if (!nccl_p2p && nvls)
       nv.fail("nccl_p2p", "NCCL's P2P transport off with NVLS on is not modelled; set node.nvlink.nvls=false too");
+    // The hosts of an NVLink domain share no host memory, so NCCL's SHM transport cannot join them.
+    if (!nccl_p2p && domain_size > 1)
+      nv.fail("nccl_p2p", "NCCL's P2P transport off across the hosts of an NVLink domain (domain_size " +
+                              std::to_string(domain_size) + ") is not modelled: they share no host memory for SHM");
     // The rate at which the switch's reduction units consume operand bytes (all NVSwitch chips of the
     // node together). No public per-chip figure in bytes/s is known to ccsim, so the default is "not
     // limiting": every GPU port delivering operands at its full NVLink rate (docs/nvls.md).
@@ -396,7 +414,7 @@ Topology build_topology(const json& spec, const std::string& source) {
       nv.fail("nvls_reduce_GBps", "a reduction rate needs nvls: true");
     if (nv.has("nvls_efficiency") && !nvls) nv.fail("nvls_efficiency", "an NVLS efficiency needs nvls: true");
     if (nvls) {
-      const double not_limiting = gpus * nvl_Bps / kGB;
+      const double not_limiting = domain_size * gpus * nvl_Bps / kGB;
       nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
       // The NVLink data rate multimem operations (ld_reduce, st) reach, as a fraction of ordinary P2P
       // traffic's: NCCL 2.30's nvlsEfficiency, 0.85 on Hopper and 0.74 on Blackwell (sm100 and up).
@@ -546,7 +564,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   if (fabric.has("sharp_reduce_GBps") && !sharp) fabric.fail("sharp_reduce_GBps", "a reduction rate needs sharp: true");
   if (sharp) {
     if (nics == 0) fabric.fail("sharp", "in-network reduction needs NICs (node.nic.count >= 1)");
-    const double not_limiting = std::min(npl, nodes) * nic_Bps / kGB;
+    const double not_limiting = std::min(std::max(1, npl / domain_size), nodes / domain_size) * nic_Bps / kGB;
     sharp_reduce_Bps = fabric.positive("sharp_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
   }
   resolved["fabric"] = fabric_out;
@@ -576,8 +594,15 @@ Topology build_topology(const json& spec, const std::string& source) {
   auto pcie_label = [](int gen, int lanes) { return "PCIe Gen" + std::to_string(gen) + " x" + std::to_string(lanes); };
   auto gbps_text = [](double g) { return fmt_num(g) + "Gb/s"; };
 
+  // A graph node is one NVLink domain: `domain_size` hosts (trays) whose GPUs share one NVSwitch
+  // vertex, each host with its own CPU sockets, host memory, PCIe switches and NICs (no link
+  // between hosts but NVLink). With domain_size 1 this is the node template itself. NCCL with
+  // MNNVL fuses the topology of every rank of the NVLink domain (clique) into one system and runs
+  // its graphs over it, so the algorithms see the domain as the node (docs/topology.md).
   const int switches = sockets * sps;
-  for (int n = 0; n < nodes; ++n) {
+  const int graph_nodes = nodes / domain_size;
+  const int domain_gpus = gpus * domain_size, domain_nics = nics * domain_size;
+  for (int n = 0; n < graph_nodes; ++n) {
     const std::string p = "n" + std::to_string(n) + ".";
     auto V = [&](VertexKind k, const std::string& nm, int index) {
       Vertex v;
@@ -599,18 +624,18 @@ Topology build_topology(const json& spec, const std::string& source) {
       topo.add_link(a, b, l);
     };
     std::vector<VertexId> gpu_v, nic_v, cpu_v, mem_v, sw_v;
-    for (int i = 0; i < gpus; ++i) gpu_v.push_back(V(VertexKind::Gpu, "gpu" + std::to_string(i), i));
+    for (int i = 0; i < domain_gpus; ++i) gpu_v.push_back(V(VertexKind::Gpu, "gpu" + std::to_string(i), i));
     VertexId nvsw{};
     if (has_nvlink && nvswitch) nvsw = V(VertexKind::NvSwitch, "nvswitch", 0);
     if (has_pcie)
-      for (int k = 0; k < switches; ++k) sw_v.push_back(V(VertexKind::PcieSwitch, "pcisw" + std::to_string(k), k));
-    for (int s = 0; s < sockets; ++s) cpu_v.push_back(V(VertexKind::Cpu, "cpu" + std::to_string(s), s));
-    for (int s = 0; s < sockets; ++s) mem_v.push_back(V(VertexKind::HostMemory, "mem" + std::to_string(s), s));
-    for (int j = 0; j < nics; ++j) nic_v.push_back(V(VertexKind::Nic, "nic" + std::to_string(j), j));
+      for (int k = 0; k < switches * domain_size; ++k) sw_v.push_back(V(VertexKind::PcieSwitch, "pcisw" + std::to_string(k), k));
+    for (int s = 0; s < sockets * domain_size; ++s) cpu_v.push_back(V(VertexKind::Cpu, "cpu" + std::to_string(s), s));
+    for (int s = 0; s < sockets * domain_size; ++s) mem_v.push_back(V(VertexKind::HostMemory, "mem" + std::to_string(s), s));
+    for (int j = 0; j < domain_nics; ++j) nic_v.push_back(V(VertexKind::Nic, "nic" + std::to_string(j), j));
 
     if (has_nvlink) {
       if (nvswitch) {
-        for (int i = 0; i < gpus; ++i) L(gpu_v[i], nvsw, LinkKind::NvLink, nvl_Bps, nvl_latency_s / 2, nvl_label);
+        for (int i = 0; i < domain_gpus; ++i) L(gpu_v[i], nvsw, LinkKind::NvLink, nvl_Bps, nvl_latency_s / 2, nvl_label);
         if (nvls) {
           // NVLink SHARP: the switch's reduction units as a vertex behind a link of the reduction rate;
           // the reduction happens inside the switch, so the link adds no latency.
@@ -621,43 +646,51 @@ Topology build_topology(const json& spec, const std::string& source) {
         L(gpu_v[0], gpu_v[1], LinkKind::NvLink, nvl_Bps, nvl_latency_s, nvl_label + " bridge");
       }
     }
-    for (int s = 0; s < sockets; ++s)
-      L(cpu_v[s], mem_v[s], LinkKind::Memory, mem_Bps, mem_lat, "host memory", /*shared=*/true);
-    for (int s = 0; s < sockets; ++s)
-      for (int t = s + 1; t < sockets; ++t) L(cpu_v[s], cpu_v[t], LinkKind::InterSocket, inter_Bps, inter_lat, socket_label);
-    if (has_pcie) {
-      const double up_Bps = pcie_eff * pcie_bandwidth_Bps(pcie_gen, uplink_lanes);
-      for (int k = 0; k < switches; ++k)
-        L(sw_v[k], cpu_v[k / sps], LinkKind::Pcie, up_Bps, pcie_lat, pcie_label(pcie_gen, uplink_lanes));
-      int next_switch = switches;
-      // Device i of `count` hangs off switch i*S/count (or root port of socket i*sockets/count); with
-      // two switch levels, behind its own second-level switch.
-      auto attach = [&](VertexId dev, int i, int count, int gen, int lanes) {
-        VertexId parent = switches > 0 ? sw_v[i * switches / count] : cpu_v[i * sockets / count];
-        if (levels == 2) {
-          const VertexId sub = V(VertexKind::PcieSwitch, "pcisw" + std::to_string(next_switch), next_switch);
-          ++next_switch;
-          L(sub, parent, LinkKind::Pcie, pcie_eff * pcie_bandwidth_Bps(pcie_gen, uplink_lanes), pcie_lat,
-            pcie_label(pcie_gen, uplink_lanes));
-          parent = sub;
-        }
-        L(dev, parent, LinkKind::Pcie, pcie_eff * pcie_bandwidth_Bps(gen, lanes), pcie_lat, pcie_label(gen, lanes));
-      };
-      for (int i = 0; i < gpus; ++i) attach(gpu_v[i], i, gpus, pcie_gen, pcie_lanes);
-      for (int j = 0; j < nics; ++j) attach(nic_v[j], j, nics, nic_gen, nic_lanes);
+    int next_switch = switches * domain_size;
+    for (int h = 0; h < domain_size; ++h) {
+      // Host h of the domain: its sockets, switches, GPUs and NICs are entries [h * count, (h+1) * count).
+      const int cs = h * sockets, ks = h * switches;
+      for (int s = 0; s < sockets; ++s)
+        L(cpu_v[cs + s], mem_v[cs + s], LinkKind::Memory, mem_Bps, mem_lat, "host memory", /*shared=*/true);
+      for (int s = 0; s < sockets; ++s)
+        for (int t = s + 1; t < sockets; ++t)
+          L(cpu_v[cs + s], cpu_v[cs + t], LinkKind::InterSocket, inter_Bps, inter_lat, socket_label);
+      if (has_pcie) {
+        const double up_Bps = pcie_eff * pcie_bandwidth_Bps(pcie_gen, uplink_lanes);
+        for (int k = 0; k < switches; ++k)
+          L(sw_v[ks + k], cpu_v[cs + k / sps], LinkKind::Pcie, up_Bps, pcie_lat, pcie_label(pcie_gen, uplink_lanes));
+        // Device i of `count` hangs off switch i*S/count (or root port of socket i*sockets/count); with
+        // two switch levels, behind its own second-level switch.
+        auto attach = [&](VertexId dev, int i, int count, int gen, int lanes) {
+          VertexId parent = switches > 0 ? sw_v[ks + i * switches / count] : cpu_v[cs + i * sockets / count];
+          if (levels == 2) {
+            const VertexId sub = V(VertexKind::PcieSwitch, "pcisw" + std::to_string(next_switch), next_switch);
+            ++next_switch;
+            L(sub, parent, LinkKind::Pcie, pcie_eff * pcie_bandwidth_Bps(pcie_gen, uplink_lanes), pcie_lat,
+              pcie_label(pcie_gen, uplink_lanes));
+            parent = sub;
+          }
+          L(dev, parent, LinkKind::Pcie, pcie_eff * pcie_bandwidth_Bps(gen, lanes), pcie_lat, pcie_label(gen, lanes));
+        };
+        for (int i = 0; i < gpus; ++i) attach(gpu_v[h * gpus + i], i, gpus, pcie_gen, pcie_lanes);
+        for (int j = 0; j < nics; ++j) attach(nic_v[h * nics + j], j, nics, nic_gen, nic_lanes);
+      }
     }
   }
 
+  // Leaf groups hold whole NVLink domains: fabric.nodes_per_leaf counts nodes (hosts), so a group
+  // holds floor(nodes_per_leaf / domain_size) domains, at least one.
+  const int domains_per_leaf = std::max(1, npl / domain_size);
   if (nics > 0) {
-    const int groups = (nodes + npl - 1) / npl;
+    const int groups = (graph_nodes + domains_per_leaf - 1) / domains_per_leaf;
     Vertex spine_v;
     spine_v.kind = VertexKind::SpineSwitch;
     spine_v.name = "spine";
     const VertexId spine = topo.add_vertex(spine_v);
     const std::string net_label = gbps_text(nic_gbps) + " " + transport_info(transport).label;
     for (int g = 0; g < groups; ++g) {
-      const int in_group = std::min(npl, nodes - g * npl);
-      for (int r = 0; r < nics; ++r) {
+      const int in_group = std::min(domains_per_leaf, graph_nodes - g * domains_per_leaf);
+      for (int r = 0; r < domain_nics; ++r) {
         Vertex lv;
         lv.kind = VertexKind::LeafSwitch;
         lv.name = "leaf.g" + std::to_string(g) + ".r" + std::to_string(r);
@@ -684,7 +717,7 @@ Topology build_topology(const json& spec, const std::string& source) {
           rl.label = "SHARP reduction";
           topo.add_link(leaf, red, rl);
         }
-        for (int n = g * npl; n < g * npl + in_group; ++n) {
+        for (int n = g * domains_per_leaf; n < g * domains_per_leaf + in_group; ++n) {
           VertexId nic_vx;
           topo.find_vertex(VertexKind::Nic, n, r, -1, &nic_vx);
           Link l;
@@ -700,13 +733,13 @@ Topology build_topology(const json& spec, const std::string& source) {
   }
 
   try {
-    topo.finalize(nodes, gpus, npl);
+    topo.finalize(graph_nodes, domain_gpus, domains_per_leaf);
   } catch (const InputError& e) {
     throw InputError(source + (e.where().empty() ? "" : ": " + e.where()), e.detail());
   }
   NicAffinity affinity = compute_nic_affinities(topo);
-  topo.nic_affinity.assign(gpus, -1);
-  for (int g = 0; g < gpus; ++g)
+  topo.nic_affinity.assign(domain_gpus, -1);
+  for (int g = 0; g < domain_gpus; ++g)
     if (!affinity.gpu_nics[g].empty()) topo.nic_affinity[g] = affinity.gpu_nics[g][0];
   topo.gpu_nics = std::move(affinity.gpu_nics);
   topo.nic_gpu = std::move(affinity.nic_gpu);

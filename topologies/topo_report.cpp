@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "topologies/nvlink_domain.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -61,7 +62,12 @@ std::string format_topology_report(const Topology& topo, int node) {
   os << "Topology:    " << topo.name << "\n";
   const auto desc = get("/description");
   if (desc.is_string()) os << "             " << desc.get<std::string>() << "\n";
-  os << "Nodes:       " << topo.num_nodes() << " x " << G << " GPUs = " << topo.num_gpus() << " GPUs\n";
+  os << "Nodes:       " << topo.num_nodes() << " x " << G << " GPUs = " << topo.num_gpus() << " GPUs";
+  // A node of the graph is an NVLink domain of several hosts (node.nvlink.domain_size).
+  if (hosts_per_node(topo) > 1)
+    os << " (each node an NVLink domain of " << hosts_per_node(topo) << " hosts x " << gpus_per_host(topo)
+       << " GPUs, " << nics_per_host(topo) << " NICs per host)";
+  os << "\n";
   os << "GPU:         " << topo.gpu_model << " (" << topo.gpu_arch << ")\n";
   if (topo.nvlinks_per_gpu > 0) {
     const double bw = topo.link(topo.edge_between(topo.gpu(0), [&] {
@@ -96,7 +102,8 @@ std::string format_topology_report(const Topology& topo, int node) {
     const auto fabric = get("/fabric");
     if (fabric.is_object())
       os << "Fabric:      " << fabric.value("kind", std::string()) << ", " << topo.nodes_per_leaf()
-         << " nodes per leaf, oversubscription " << fabric.value("oversubscription", 1.0) << ":1\n";
+         << (hosts_per_node(topo) > 1 ? " NVLink domain(s)" : " nodes") << " per leaf, oversubscription "
+         << fabric.value("oversubscription", 1.0) << ":1\n";
   } else {
     os << "NICs:        none\n";
   }
