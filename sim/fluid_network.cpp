@@ -113,7 +113,7 @@ void FluidNetwork::advance_to(double date, std::vector<std::uint32_t>& done) {
   for (std::uint32_t id : due_) {
     const FlowInfo& f = info_[id];
     const double rate = state_[id].rate;
-    const int* cs = &constraint_pool_[f.pool_begin];
+    const int* cs = constraint_pool_.data() + f.pool_begin;  // data(): a flow may have no constraints
     for (std::uint32_t q = 0; q < f.pool_size; ++q) constraints_[static_cast<std::size_t>(cs[q])].rate_sum -= rate;
     // Nothing that saturated below this flow's level changes (see the header).
     if (dirty_from_ < 0 || position_[id] < dirty_from_) dirty_from_ = std::max(0, position_[id]);
@@ -194,7 +194,7 @@ void FluidNetwork::solve_from(int k) {
   touched_.clear();
   if (k == 0) {
     for (std::uint32_t i = 0; i < state_.size(); ++i)
-      if (active_[i]) gather(out, i, state_[i].rate, &constraint_pool_[info_[i].pool_begin], info_[i].pool_size);
+      if (active_[i]) gather(out, i, state_[i].rate, constraint_pool_.data() + info_[i].pool_begin, info_[i].pool_size);
   } else {
     // A flow in order_flows_[cut..] that is still active was frozen by the saturation it is listed
     // under (a flow's id is reused only after it ends, and an arrival re-solves everything).
@@ -203,7 +203,7 @@ void FluidNetwork::solve_from(int k) {
       while (s + 1 < order_.size() && order_[s + 1].flows_begin <= j) ++s;
       const std::uint32_t i = order_flows_[j];
       if (active_[i])
-        gather(out, i, order_[s].level, &order_constraints_[order_begin_[j]], order_begin_[j + 1] - order_begin_[j]);
+        gather(out, i, order_[s].level, order_constraints_.data() + order_begin_[j], order_begin_[j + 1] - order_begin_[j]);
     }
   }
   if (k == 0) unlimited_.clear();  // re-gathered with every other active flow
