@@ -79,6 +79,7 @@ TEST(MoeCli, BadInputIsOneLineAndExitTwo) {
       {"moe --transport carrier-pigeon", "--transport"},
       {"moe --routing trace:/nonexistent/trace.csv", "trace.csv"},
       {"moe --ep 12", "--ep"},
+      {"moe --nodes 47168", "--nodes"},  // fuzz_moe_scenario: seconds to build, refused up front
   };
   for (const auto& c : cases) {
     const auto r = run_ccsim(c[0]);
