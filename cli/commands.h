@@ -15,6 +15,9 @@ namespace ccsim {
 // front rather than run for minutes and exhaust memory.
 // kMaxWholeScheduleGpus: scenarios/replay.h (the ring recipe refuses a whole ring above it).
 inline constexpr int kMaxEngineGpus = 4096;
+// The largest expert-parallel group `moe` simulates, refused before its topology is built: 4x the
+// EP1024 benchmark (about 15 s on 2 cores, docs/performance.md).
+inline constexpr long long kMaxMoeGpus = 4096;
 
 int run_predict(const std::vector<std::string>& args, const std::string& collective_from_alias);
 int run_topo(const std::vector<std::string>& args);

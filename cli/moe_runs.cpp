@@ -11,9 +11,6 @@
 
 namespace ccsim {
 
-// The largest expert-parallel group `moe` simulates (4x the EP1024 benchmark).
-constexpr long long kMaxMoeGpus = 4096;
-
 std::vector<OptionSpec> moe_option_specs() {
   std::vector<OptionSpec> specs = topology_option_specs();
   for (const char* name : {"tokens", "hidden", "experts", "topk", "ep", "max-nodes", "routing", "placement", "eplb",
@@ -58,9 +55,8 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
     set_node_count(spec, ep / gpn);
   }
   apply_topology_args(args, spec);
-  // Refused before the topology is built (found by fuzz_moe_scenario: 47 168 nodes took seconds to
-  // build). EP1024 runs in about 15 s on 2 cores (docs/performance.md); the routing alone holds
-  // tokens x EP x top-k ids, so a layer far beyond that is refused with the limit and why.
+  // kMaxMoeGpus (cli/commands.h), checked before the topology is built: fuzz_moe_scenario found
+  // 47 168 nodes taking seconds to build.
   if (spec.contains("nodes") && spec["nodes"].is_number_integer() &&
       spec["nodes"].get<long long>() * gpn > kMaxMoeGpus)
     throw InputError(args.has("ep") && !args.has("nodes") ? args.spelled("ep") : "--nodes",
