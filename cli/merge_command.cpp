@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/input_file.h"
 #include "scenarios/run_results.h"
+#include "scenarios/run_results_file.h"
 #include "scenarios/scenario.h"
 
 namespace ccsim {

@@ -21,6 +21,7 @@
 #include "common/error.h"
 #include "common/text.h"
 #include "scenarios/run_results.h"
+#include "scenarios/run_results_file.h"
 #include "scenarios/scenario.h"
 
 namespace ccsim {

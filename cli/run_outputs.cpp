@@ -6,6 +6,7 @@
 #include "common/output_file.h"
 #include "report/html_page.h"
 #include "report/run_chart.h"
+#include "scenarios/run_results_file.h"
 
 namespace ccsim {
 

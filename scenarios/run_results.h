@@ -1,18 +1,14 @@
 // What `ccsim run` computes for one variant of a scenario, and the files it writes: results.json
-// (rows plus per-variant detail) and results.csv (one row per variant x workload x size).
-// docs/scenarios.md describes every field.
+// (rows plus per-variant detail) and results.csv (one row per variant x workload x size), whose
+// formats are scenarios/run_results_file.h. docs/scenarios.md describes every field.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "scenarios/scenario.h"
 
 namespace ccsim {
-
-constexpr const char* kRunResultsFormat = "ccsim-run-results/1";
 
 // One variant x workload x size.
 struct RunRow {
@@ -82,11 +78,6 @@ struct VariantRunOptions {
 // Evaluates every workload of one variant (in this process; the engine forks its own children).
 VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, const VariantRunOptions& options);
 
-// Exact round trip (doubles print as their shortest round-trip text): what a variant's child
-// process hands to the parent.
-nlohmann::json variant_result_to_json(const VariantResult& v);
-VariantResult variant_result_from_json(const nlohmann::json& j);
-
 // Which part of a scenario's variants one `ccsim run --shard K/N` evaluates: variant i belongs to
 // shard (i mod N) + 1, so that every shard gets variants from every region of the matrix (similar
 // cost) and the N shards are disjoint and cover the scenario.
@@ -97,25 +88,5 @@ struct Shard {
 };
 // "K/N" (InputError naming --shard otherwise).
 Shard parse_shard(const std::string& text);
-
-// The output files. `done` holds the finished variants in scenario order (a prefix or any subset
-// after Ctrl-C); `complete` says whether every variant (of the shard, when sharded) finished. A
-// shard's results.json names it ("shard": {"index", "count"}); the whole scenario's has no "shard".
-std::string format_run_results_json(const Scenario& scenario, const std::vector<VariantResult>& done, bool complete,
-                                    const Shard& shard = {});
-
-// What `ccsim merge` reads back from a results.json (InputError naming `file` and the place).
-struct RunResultsFile {
-  std::string scenario, scenario_file;
-  std::size_t variants_total = 0;
-  bool complete = false;
-  Shard shard;
-  std::vector<VariantResult> variants;
-};
-RunResultsFile parse_run_results_json(const std::string& text, const std::string& file);
-// Header: variant,workload,collective,size_bytes,time_us,algbw_GBps,busbw_GBps,algorithm,protocol,
-// predicted_as,model,busiest_link,busiest_link_class,busiest_link_utilization,latency_share,
-// measured_time_us,measured_busbw_GBps,error_pct,within_tolerance,side
-std::string format_run_results_csv(const std::vector<VariantResult>& done);
 
 }  // namespace ccsim
