@@ -26,6 +26,7 @@ seed calibration_json tests/data/calibration/*.json
 seed scenario_json scenarios/straggler-2node.json scenarios/validate-*.json
 seed moe_trace scenarios/moe-trace-sample.csv tests/data/moe/trace-sample.json
 seed moe_scenario scenarios/moe-*.json
+seed run_results tests/data/run-results/*.json
 # Regression inputs (tests/data/fuzz-regressions/<target>/) seed the next run of their target too.
 for dir in tests/data/fuzz-regressions/*/; do
   [ -d "$dir" ] || continue

@@ -23,6 +23,7 @@
 #include "common/input_file.h"
 #include "common/json_input.h"
 #include "scenarios/moe/trace.h"
+#include "scenarios/run_results_file.h"
 #include "scenarios/scenario.h"
 #include "topologies/spec.h"
 #include "topologies/topology.h"
@@ -74,6 +75,7 @@ const std::map<std::string, Parse>& parsers() {
          c.top_k = 4;
          moe::read_trace_text("fuzz.csv", t, c);
        }},
+      {"run_results", [](const std::string& t) { parse_run_results_json(t, "shard/results.json"); }},
   };
   return table;
 }
