@@ -116,6 +116,10 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     causes.push_back({id, title, evidence, next, informational});
   };
   bool bw_explained = false;
+  // The network's checks differ by transport: verbs (InfiniBand, RoCE) or TCP (sockets, GPU-direct TCP).
+  const Transport transport = topo.network.transport;
+  const bool verbs_transport = transport == Transport::InfiniBand || transport == Transport::RoCE;
+  const bool gpudirect_tcp = transport == Transport::GpuDirectTcpx || transport == Transport::GpuDirectTcpxo;
 
   // Ring-only plateau, for NVLS and the 2-node ring limit.
   double ring_plateau_GBps = 0;
@@ -152,25 +156,40 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   }
   if (bw_slow && bw.present && nodes > 1) {
     const bool debug_no_gdr = debug.present && debug.net_connections > 0 && debug.net_gdr_connections == 0;
-    if (!debug.present || debug_no_gdr) {
+    // Not where the description already stages through host memory (gpudirect_rdma false, TCP sockets):
+    // the prediction then includes the staging, so it cannot explain a slower plateau.
+    if (topo.network.gpudirect_rdma && (!debug.present || debug_no_gdr)) {
       std::string ev = plateau_text(bw);
       ev += debug_no_gdr ? "; " + std::to_string(debug.net_connections) + " network connection(s) without GDRDMA in " + debug.file
                          : "; without GPUDirect RDMA every network byte is staged through host memory and crosses "
                            "the CPU's root complex twice";
-      add("gdr-off", "GPUDirect RDMA off, or the GPU-NIC path crossing the CPU root complex", ev,
-          "NCCL_DEBUG=INFO: connection lines 'via NET/IB/<n>/GDRDMA' mean GDR is on; check the nvidia-peermem "
-          "module (lsmod | grep nvidia_peermem) or dma-buf support, NCCL_NET_GDR_LEVEL, and nvidia-smi topo -m "
-          "(GPU and NIC should be PIX/PXB, not PHB/NODE/SYS)");
+      if (gpudirect_tcp)
+        add("gdr-off", "GPU-direct TCP off: the net plugin not loaded, NCCL on its socket transport through host memory",
+            ev,
+            "NCCL_DEBUG=INFO: the 'Loaded net plugin' line and the connection lines name the transport (NET/Socket "
+            "means the GPUDirect-TCPX/TCPXO plugin is not in use); check that the receive data path manager "
+            "(RxDM) runs beside the job, the plugin library is on LD_LIBRARY_PATH, and NCCL_NET / the plugin's "
+            "NIC list name every GPU NIC; nvidia-smi topo -m: each GPU's NICs at PIX/PXB");
+      else
+        add("gdr-off", "GPUDirect RDMA off, or the GPU-NIC path crossing the CPU root complex", ev,
+            "NCCL_DEBUG=INFO: connection lines 'via NET/IB/<n>/GDRDMA' mean GDR is on; check the nvidia-peermem "
+            "module (lsmod | grep nvidia_peermem) or dma-buf support, NCCL_NET_GDR_LEVEL, and nvidia-smi topo -m "
+            "(GPU and NIC should be PIX/PXB, not PHB/NODE/SYS)");
     }
     const int nics = std::max(1, topo.nics_per_node());
     const int k = static_cast<int>(std::lround(bw.ratio() * nics));
     std::string ev = plateau_text(bw);
     if (nics > 1 && k >= 1 && k < nics) ev += strprintf(", about %d of %d NICs' worth", k, nics);
     add("nic-missing-or-slow", "A NIC missing, slower or on the wrong NUMA node", ev,
-        "ibstat / ibv_devinfo: every HCA Active at the expected rate; NCCL_IB_HCA lists all of them; nvidia-smi "
-        "topo -m: each GPU has a NIC at PIX/PXB (a NIC behind the other socket costs the inter-socket link); "
-        "ib_write_bw --use_cuda between each NIC pair; NCCL_DEBUG=INFO 'NET/IB : Using [0]mlx5_0:1/IB ...' lists "
-        "the NICs NCCL found");
+        verbs_transport
+            ? "ibstat / ibv_devinfo: every HCA Active at the expected rate; NCCL_IB_HCA lists all of them; nvidia-smi "
+              "topo -m: each GPU has a NIC at PIX/PXB (a NIC behind the other socket costs the inter-socket link); "
+              "ib_write_bw --use_cuda between each NIC pair; NCCL_DEBUG=INFO 'NET/IB : Using [0]mlx5_0:1/IB ...' lists "
+              "the NICs NCCL found"
+            : "ethtool <if> (Speed) and ip link: every GPU NIC up at the expected rate; NCCL_SOCKET_IFNAME (or the "
+              "GPU-direct TCP plugin's own NIC list) names all of them; nvidia-smi topo -m: each GPU has a NIC at "
+              "PIX/PXB; NCCL_DEBUG=INFO lists the interfaces NCCL found ('NET/Socket : Using ...' or the plugin's "
+              "line); iperf3 between each NIC pair for the line rate");
     bw_explained = true;
   }
   if (ring_only && bw.present && ring_plateau_GBps > 0 && (bw_slow || (debug.present && !debug.nvls)) && topo.nvls_capable &&

@@ -337,6 +337,32 @@ TEST(Validate, H100TwoNodesAboveTheRingLimitIsNotAnError) {
   EXPECT_FALSE(has_cause(run, "nic-missing-or-slow"));
 }
 
+TEST(Validate, GpuDirectTcpCausesUseTcpChecksNotVerbs) {
+  // A3 High's dstack all_gather over GPUDirect-TCPX reaches half the 4-NIC ring bound (docs/accuracy.md):
+  // the network causes name the TCP plugin's checks (RxDM, the plugin's NIC list, ethtool), not
+  // InfiniBand's (nvidia-peermem, ibstat).
+  const ValidatedRun run = validate_text(slurp(kData + "nccl-tests/gcp-a3high-2node-tcpx-allgather-dstack.txt"),
+                                         load_topology_spec("gcp-a3-high"), "gcp-a3-high", PredictModel::ClosedForm);
+  ASSERT_TRUE(has_cause(run, "gdr-off"));
+  EXPECT_NE(cause(run, "gdr-off").next.find("RxDM"), std::string::npos) << cause(run, "gdr-off").next;
+  EXPECT_EQ(cause(run, "gdr-off").next.find("nvidia-peermem"), std::string::npos);
+  ASSERT_TRUE(has_cause(run, "nic-missing-or-slow"));
+  EXPECT_NE(cause(run, "nic-missing-or-slow").next.find("ethtool"), std::string::npos);
+  EXPECT_EQ(cause(run, "nic-missing-or-slow").next.find("ibstat"), std::string::npos);
+}
+
+TEST(Validate, HostStagedTcpIsNotBlamedOnGdr) {
+  // The same log described as NCCL's plain socket transport on 4 x 400 Gb/s (host staging already in
+  // the prediction, ring bound 4 x 50 GB/s x 0.6 = 120 GB/s against the measured 50.2): the plateau is
+  // slow, yet GPUDirect RDMA being off cannot explain it, so only the NIC cause is offered.
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  for (const char* o : {"node.nic.count=4", "node.nic.Gbps=400", "node.nic.transport=tcp"}) apply_override(spec, o, "test");
+  const ValidatedRun run = validate_text(slurp(kData + "nccl-tests/gcp-a3high-2node-tcpx-allgather-dstack.txt"), spec,
+                                         "dgx-h100", PredictModel::ClosedForm);
+  ASSERT_TRUE(has_cause(run, "nic-missing-or-slow"));
+  EXPECT_FALSE(has_cause(run, "gdr-off"));
+}
+
 TEST(Validate, DebugLogChoicesAgainstTheAssumedAlgorithms) {
   // An NCCL_DEBUG log printing only Tree choices, against a run ccsim predicts as Ring (one A100 node),
   // and a latency side slower than predicted: NCCL's own choices are named.
