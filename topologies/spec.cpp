@@ -375,8 +375,17 @@ Topology build_topology(const json& spec, const std::string& source) {
     nvl_links = nv.integer("links_per_gpu", 1, 64);
     // Achievable fraction of the signalling rate (packet headers, flow control): NCCL's own per-link
     // figures are 20.0 GB/s for NVLink3 and 20.6 for NVLink4 (SM80/SM90_NVLINK_BW) of 25 GB/s.
+    // Other generations get 0.8, NVLink2's ratio: NCCL's SM70_NVLINK_BW 20.0 of V100's 25 GB/s per
+    // link per direction (NVIDIA's NVLink page: V100 raised the per-direction rate from 20 to 25 GB/s).
+    // NVLink1 (P100) would be SM60_NVLINK_BW 18.0 of 20 = 0.9, the A40/A10 bridge SM86 12.0 of
+    // 14.06 = 0.85; both within 13% of 0.8 (NCCL src/graph/topo.h).
     const double nvl_eff_default = nvl_gen == 4 ? 20.6 / 25.0 : nvl_gen == 5 ? 40.1 / 50.0 : 0.8;
     nvl_Bps = nv.positive("GBps_per_link", kMinGBps, kMaxLinkGBps) * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
+    // One-way GPU-to-GPU through the NVSwitch (each GPU<->switch link gets half). No vendor figure is
+    // published. NCCL's own estimate of one NVLink step is hwLat[NVLINK][Ring][LL] = 0.6 us (NCCL
+    // 2.30 src/graph/tuning.cc, the table algorithms/nccl_model.cpp copies); 0.5 is within 20% of it.
+    // cudaMemcpy-based measurements (p2pBandwidthLatencyTest, "P2P=Enabled Latency": ~1.8-1.9 us on an
+    // NVLink pair, NVIDIA/cuda-samples issue #230, 2023) include the copy's issue cost: an upper bound.
     const double lat = 0.5;
     nvl_latency_s = nv.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     nvswitch = nv.boolean("nvswitch", true);
@@ -436,6 +445,25 @@ Topology build_topology(const json& spec, const std::string& source) {
   Obj cpu(node.has("cpu") ? node.at("cpu") : empty, "/node/cpu", source, cpu_out);
   const int sockets = cpu.integer("sockets", 1, 8, &one);
   const std::string cpu_vendor = cpu.string("vendor", &unknown);
+  // Sources of these four defaults (docs/topology.md, "Sources of the defaults"):
+  // inter_socket_GBps 64, per direction: a link rate. One UPI link carries 2 bytes per transfer per
+  // direction (10.4 GT/s = 20.8 GB/s), so 64 = two UPI 2.0 links at 16 GT/s (Sapphire Rapids), or
+  // three 10.4 GT/s links (Skylake/Cascade Lake Platinum, 62.4). DGX H100's Xeon 8480C has four UPI
+  // 2.0 links = 128 (the dgx-h100 preset). What GPU traffic gets across sockets is far less: NCCL's
+  // model uses SRP_QPI_BW 22 (Sapphire Rapids), ERP_QPI_BW 40 (Emerald Rapids), AMD 16-32 GB/s
+  // (src/graph/topo.h). As a link rate the default agrees; as the rate of GPU P2P across sockets it
+  // is 1.6-3x high (the lead decides which one the link models).
+  // inter_socket_latency_us 0.3, one way: no public figure found for the link alone; an assumption.
+  // Third-party NUMA figures put a UPI hop at ~40-50 ns of extra load latency (not authoritative),
+  // so for the bare link 0.3 looks 3-6x high; it may stand for the root complex forwarding a
+  // PCIe P2P transaction across sockets as well, which nobody publishes.
+  // host_memory_GBps 100, per socket, reads + writes: below today's GPU hosts by 2-3x. Peak of 8
+  // channels DDR5-4800 (Sapphire Rapids, DGX H100) = 307.2 GB/s, 12 channels (Genoa) = 460.8; STREAM
+  // Triad reaches ~70-85% of peak (Microsoft Learn, Azure HPC STREAM page: HBv3, 2x Milan-X DDR4-3200
+  // = 409.6 peak, 330-350 GB/s; HBv4, 2x Genoa-X DDR5-4800 = 921.6 peak, 650-780 GB/s). 100 fits a
+  // 2017-19 six-channel DDR4-2666 Xeon (128 GB/s peak x ~0.8). Proposed: ~240 (0.78 x 307.2); kept.
+  // host_memory_latency_us 0.1: idle DRAM latency; AnandTech's EPYC 7742 review (2019) measured
+  // ~113-134 ns full-random DRAM latency: agrees (within 25%).
   const double d_is = 64, d_is_lat = 0.3, d_mem = 100, d_mem_lat = 0.1;
   const double inter_Bps = cpu.positive("inter_socket_GBps", kMinGBps, kMaxAggregateGBps, &d_is) * kGB;
   const double inter_lat = cpu.non_negative("inter_socket_latency_us", kMaxLatencyUs, &d_is_lat) * kMicro;
@@ -472,10 +500,17 @@ Topology build_topology(const json& spec, const std::string& source) {
     check_lanes(pcie, "lanes", pcie_lanes);
     uplink_lanes = pcie.integer("uplink_lanes", -1000, 1000, &pcie_lanes);
     check_lanes(pcie, "uplink_lanes", uplink_lanes);
+    // One way per PCIe link (one switch traversal): Broadcom's PEX88000 (Gen4) is quoted at 105 ns
+    // cut-through between two x16 ports, 30% below its Gen3 PEX9700 (~150 ns) (Linley Newsletter,
+    // "Broadcom Ships PCIe Gen4 Switches", 2019); PEX89000 (Gen5) ~115 ns (third-party listing).
+    // 0.15 us = a switch traversal plus the link's PHYs: agrees.
     const double lat = 0.15;
     pcie_lat = pcie.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     // TLP/DLLP overhead and DMA efficiency: about 80% of the raw rate is what DMA engines reach
-    // (NCCL assumes 12 GB/s for Gen3 x16 = 76%).
+    // (NCCL assumes 12 GB/s for Gen3 x16 = 76%). Measured on Gen5 x16 (raw 63.0 GB/s): H100
+    // nvbandwidth host->device 57.1 GB/s (0.91, NVIDIA/nvbandwidth issue #6, 2023), device->host
+    // 52.8 GB/s (0.84, issue #24, 2024); Gen4 x16 A6000 peer copies 26.3 of 31.5 (0.84, issue #50).
+    // 0.8 is within 12% of these: agrees, on the low side.
     const double pcie_eff_default = 0.8;
     pcie_eff = pcie.fraction("efficiency", &pcie_eff_default);
     const int zero = 0;
@@ -518,7 +553,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     const double lat = default_transport_latency_s(transport) / kMicro;
     nic_lat = nic.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
-    // "up to 330-370 million messages per second"; the lower figure (docs/moe.md "Costs").
+    // "up to 330-370 million messages per second"; the lower figure (docs/moe.md "Costs"). A vendor
+    // peak: what DeepEP's puts reach has no public figure.
     const double rate = 330;
     message_rate_per_s = nic.positive("message_rate_Mps", kMinMessageRateMps, kMaxMessageRateMps, &rate) * 1e6;
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
@@ -550,8 +586,17 @@ Topology build_topology(const json& spec, const std::string& source) {
   Obj fabric(root.has("fabric") ? root.at("fabric") : empty, "/fabric", source, fabric_out);
   const std::string kind = "rail-optimized-fat-tree";
   fabric.choice("kind", {kind}, &kind);
+  // 32: a DGX SuperPOD scalable unit of 32 DGX H100 (or B200) nodes, one leaf switch per rail (NVIDIA
+  // DGX SuperPOD reference architectures: H100 RA-11333-001, 2023; the B200 RA's table, 2 SUs = 64
+  // nodes on 16 leaves). The B300 RA's unit is 64 nodes; DGX A100's was 20 (presets set their own).
   const int d_npl = 32;
   const int npl = fabric.integer("nodes_per_leaf", 1, 1 << 16, &d_npl);
+  // switch_latency_us 0.5, one way per leaf<->spine link: one switch traversal, the link's FEC and
+  // the cable. NVIDIA publishes no Quantum-2 port-to-port figure in the documents searched (third-
+  // party pages say 130-400 ns, inconsistent); Sella, Moore, Zilberman, "FEC Killed the Cut-Through
+  // Switch" (NEAT'18, SIGCOMM 2018 workshop) put state-of-the-art switch traversal at ~300 ns and the
+  // RS-FEC of >=100G links at ~100 ns per hop; fibre adds 5 ns/m (20-40 m: 0.1-0.2 us). Sum 0.4-0.6
+  // us: agrees, but a derivation, not a measurement.
   const double d_over = 1.0, d_sw_lat = 0.5;
   const double oversub = fabric.number("oversubscription", &d_over);
   if (!(oversub >= 1)) fabric.fail("oversubscription", "must be >= 1 (got " + fmt_num(oversub) + ")");
