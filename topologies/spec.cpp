@@ -452,7 +452,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   // 2.0 links = 128 (the dgx-h100 preset). What GPU traffic gets across sockets is far less: NCCL's
   // model uses SRP_QPI_BW 22 (Sapphire Rapids), ERP_QPI_BW 40 (Emerald Rapids), AMD 16-32 GB/s
   // (src/graph/topo.h). As a link rate the default agrees; as the rate of GPU P2P across sockets it
-  // is 1.6-3x high (the lead decides which one the link models).
+  // is 1.6-3x high. The link models the raw rate; NCCL's lower figures are in its own model
+  // (algorithms/nccl_channels.cpp), not in the engine's links.
   // inter_socket_latency_us 0.3, one way: no public figure found for the link alone; an assumption.
   // Third-party NUMA figures put a UPI hop at ~40-50 ns of extra load latency (not authoritative),
   // so for the bare link 0.3 looks 3-6x high; it may stand for the root complex forwarding a
@@ -461,7 +462,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   // channels DDR5-4800 (Sapphire Rapids, DGX H100) = 307.2 GB/s, 12 channels (Genoa) = 460.8; STREAM
   // Triad reaches ~70-85% of peak (Microsoft Learn, Azure HPC STREAM page: HBv3, 2x Milan-X DDR4-3200
   // = 409.6 peak, 330-350 GB/s; HBv4, 2x Genoa-X DDR5-4800 = 921.6 peak, 650-780 GB/s). 100 fits a
-  // 2017-19 six-channel DDR4-2666 Xeon (128 GB/s peak x ~0.8). Proposed: ~240 (0.78 x 307.2); kept.
+  // 2017-19 six-channel DDR4-2666 Xeon (128 GB/s peak x ~0.8). A sourced
+  // default would be ~240 (0.78 x 307.2); kept at 100 because every preset sets its own
+  // host_memory_GBps and a changed default would move every hand-written description (docs/topology.md).
   // host_memory_latency_us 0.1: idle DRAM latency; AnandTech's EPYC 7742 review (2019) measured
   // ~113-134 ns full-random DRAM latency: agrees (within 25%).
   const double d_is = 64, d_is_lat = 0.3, d_mem = 100, d_mem_lat = 0.1;
