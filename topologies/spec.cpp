@@ -452,8 +452,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   // 2.0 links = 128 (the dgx-h100 preset). What GPU traffic gets across sockets is far less: NCCL's
   // model uses SRP_QPI_BW 22 (Sapphire Rapids), ERP_QPI_BW 40 (Emerald Rapids), AMD 16-32 GB/s
   // (src/graph/topo.h). As a link rate the default agrees; as the rate of GPU P2P across sockets it
-  // is 1.6-3x high. The link models the raw rate; NCCL's lower figures are in its own model
-  // (algorithms/nccl_channels.cpp), not in the engine's links.
+  // is 1.6-3x high. The link models the raw rate; NCCL's per-channel figure for it belongs to the
+  // tuner's model (algorithms/nccl_channels.cpp, which still uses SKL_QPI_BW 10 / AMD 16, not 2.30's
+  // per-CPU-model 22 / 40), not to the engine's links.
   // inter_socket_latency_us 0.3, one way: no public figure found for the link alone; an assumption.
   // Third-party NUMA figures put a UPI hop at ~40-50 ns of extra load latency (not authoritative),
   // so for the bare link 0.3 looks 3-6x high; it may stand for the root complex forwarding a
