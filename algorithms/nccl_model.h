@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl_versions.h"
+
 namespace ccsim {
 
 // NCCL order (NCCL_ALGO_TREE=0 .. NCCL_ALGO_PAT=6, NCCL_PROTO_LL=0 .. NCCL_PROTO_SIMPLE=2,
@@ -35,7 +37,8 @@ const char* to_string(Func f);
 // broadcast, reduce, all_gather, reduce_scatter. Anything else: InputError listing the valid names.
 Func func_from_collective(const std::string& name);
 
-// The NCCL version whose constants are used, printed in reports.
+// The NCCL version whose constants are used by default, printed in reports (--nccl-version picks
+// another range of nccl_versions.h; NcclTopoSummary::nccl_version).
 constexpr const char* kNcclModelVersion = "NCCL 2.30.7";
 
 // NCCL path types (topo.h), closest first. Only the order matters to the model.
@@ -73,6 +76,7 @@ struct NcclTopoSummary {
   int coll_channels = 1;     // comm->nChannels after connect.cc duplication
   int nvls_channels = 0;     // comm->nvlsChannels (NCCL_NVLS_NCHANNELS default)
   double net_overhead_us = 1.0;  // getNetOverhead: Intel 1, AMD 2, other 1 (NCCL_NET_OVERHEAD overrides)
+  NcclVersion nccl_version = default_nccl_version();  // whose tuner constants nccl_costs uses
   std::vector<std::string> notes;  // derivation notes, printed by explain
 };
 
