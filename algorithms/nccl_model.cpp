@@ -211,17 +211,16 @@ struct Ceilings {
   double llMaxBw, perChMaxTreeBw, perChMaxRingLL128Bw, perChMaxTreeLL128Bw, perChMaxNVLSTreeBw;
 };
 // The table row of the GPU architecture (compCapIndex): versions without Blackwell rows read Hopper's.
-int arch_row(const NcclTopoSummary& s) {
+int arch_row(const NcclTopoSummary& s, const NcclTunerConstants& t) {
   const int ci = static_cast<int>(s.arch);
-  return s.nccl_version.tuner->blackwell_rows ? ci : std::min(ci, static_cast<int>(ArchIndex::Hopper));
+  return t.blackwell_rows ? ci : std::min(ci, static_cast<int>(ArchIndex::Hopper));
 }
 
 // perChMaxNVLSTreeBw of a version without one: no bound.
 constexpr double kNoCeiling = std::numeric_limits<double>::max();
 
-Ceilings ceilings_for(const NcclTopoSummary& s) {
-  const NcclTunerConstants& t = *s.nccl_version.tuner;
-  const int ci = arch_row(s);
+Ceilings ceilings_for(const NcclTopoSummary& s, const NcclTunerConstants& t) {
+  const int ci = arch_row(s, t);
   const int index2 = s.nnodes <= 2 ? s.nnodes - 1 : 2;
   const int index1 = s.nnodes == 1 ? ci : (is_amd(s) ? 1 : 0);
   return {t.llMaxBws[index1][index2], t.perChMaxTreeBws[ci][index2], t.perChMaxRingLL128Bws[ci][index2],
@@ -232,7 +231,9 @@ Ceilings ceilings_for(const NcclTopoSummary& s) {
 
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p) {
   if (s.nranks < 2) return 0;
-  const Ceilings c = ceilings_for(s);
+  // Kernel and protocol rates the engine's links cannot produce: NCCL 2.30.7's measurements whatever
+  // release's tuner picks (--nccl-version moves the choice and NCCL's model, not the kernels' rates).
+  const Ceilings c = ceilings_for(s, *default_nccl_version().tuner);
   switch (a) {
     case Algo::Ring:
       if (p == Proto::LL) return c.llMaxBw;
@@ -261,8 +262,8 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
   const int nNodes = s.nnodes;
   const double ppn = static_cast<double>(nRanks) / nNodes;
   const NcclTunerConstants& t = *s.nccl_version.tuner;
-  const int ci = arch_row(s);
-  const Ceilings c = ceilings_for(s);
+  const int ci = arch_row(s, t);
+  const Ceilings c = ceilings_for(s, t);
   const double llMaxBw = c.llMaxBw;
   const double perChMaxTreeBw = c.perChMaxTreeBw;
   const double perChMaxRingLL128Bw = c.perChMaxRingLL128Bw;

@@ -113,7 +113,8 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
 // perChMaxRingLL128Bws (Ring LL128), perChMaxTreeBws (Tree), perChMaxTreeLL128Bws (Tree LL128) and
 // perChMaxNVLSTreeBws (NVLSTree). 0 where NCCL applies none (other algorithms or functions, a zero
 // table entry). The protocol efficiencies it also applies (LL x0.5, LL128 x0.92, Tree x0.92, /3.8)
-// are not ceilings: the engine's wire bytes stand for them.
+// are not ceilings: the engine's wire bytes stand for them. Always NCCL 2.30.7's tables: they stand
+// for the kernels' rates, which --nccl-version (s.nccl_version: NCCL's choice and model) does not change.
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p);
 
 // Why NCCL's default rule disables LL128 for a graph ("" when enabled).

@@ -47,17 +47,29 @@ const double perChMaxTreeLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0
 const double perChMaxTreeBws[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {77.4, 82.8, 72.0}};
 }  // namespace v2_23
 
-NcclTunerConstants make_2_19() {
+using Row3 = const double (*)[3];
+
+// A range's tables: the six every release has (perChMaxNVLSTreeBws and nvlsEfficiency only from 2.27).
+NcclTunerConstants range_with_tables(int first_minor, int last_minor, const char* source, Row3 baseLat,
+                                     const double (*hwLat)[7][3], Row3 llMaxBws, Row3 ringLL128, Row3 treeLL128,
+                                     Row3 tree) {
   NcclTunerConstants c;
-  c.first_minor = 19;
-  c.last_minor = 22;
-  c.source = "NVIDIA/nccl src/graph/tuning.cc at b6475625 (v2.20.3)";
-  c.baseLat = v2_19::baseLat;
-  c.hwLat = v2_19::hwLat;
-  c.llMaxBws = v2_19::llMaxBws;
-  c.perChMaxRingLL128Bws = v2_19::perChMaxRingLL128Bws;
-  c.perChMaxTreeLL128Bws = v2_19::perChMaxTreeLL128Bws;
-  c.perChMaxTreeBws = v2_19::perChMaxTreeBws;
+  c.first_minor = first_minor;
+  c.last_minor = last_minor;
+  c.source = source;
+  c.baseLat = baseLat;
+  c.hwLat = hwLat;
+  c.llMaxBws = llMaxBws;
+  c.perChMaxRingLL128Bws = ringLL128;
+  c.perChMaxTreeLL128Bws = treeLL128;
+  c.perChMaxTreeBws = tree;
+  return c;
+}
+
+NcclTunerConstants make_2_19() {
+  NcclTunerConstants c = range_with_tables(19, 22, "NVIDIA/nccl src/graph/tuning.cc at b6475625 (v2.20.3)", v2_19::baseLat,
+                                           v2_19::hwLat, v2_19::llMaxBws, v2_19::perChMaxRingLL128Bws,
+                                           v2_19::perChMaxTreeLL128Bws, v2_19::perChMaxTreeBws);
   c.blackwell_rows = false;
   c.pat = false;
   c.ring_ll_half = false;
@@ -72,31 +84,19 @@ NcclTunerConstants make_2_19() {
 }
 
 NcclTunerConstants make_2_23() {
-  NcclTunerConstants c;
-  c.first_minor = 23;
-  c.last_minor = 26;
-  c.source = "src/graph/tuning.cc of the 2.23-2.26 line (PAT, NCCL_MAX_DEV_WORK_BATCH_COLLS, sm100 = 2 x Hopper)";
-  c.baseLat = v2_23::baseLat;
-  c.hwLat = v2_23::hwLat;
-  c.llMaxBws = nccl230::llMaxBws;
-  c.perChMaxRingLL128Bws = v2_23::perChMaxRingLL128Bws;
-  c.perChMaxTreeLL128Bws = v2_23::perChMaxTreeLL128Bws;
-  c.perChMaxTreeBws = v2_23::perChMaxTreeBws;
+  NcclTunerConstants c = range_with_tables(
+      23, 26, "src/graph/tuning.cc of the 2.23-2.26 line (PAT, NCCL_MAX_DEV_WORK_BATCH_COLLS, sm100 = 2 x Hopper)",
+      v2_23::baseLat, v2_23::hwLat, nccl230::llMaxBws, v2_23::perChMaxRingLL128Bws, v2_23::perChMaxTreeLL128Bws,
+      v2_23::perChMaxTreeBws);
   c.nvlstree_correction_sm100 = false;
   return c;
 }
 
 NcclTunerConstants make_2_27() {
-  NcclTunerConstants c;
-  c.first_minor = 27;
-  c.last_minor = 30;
-  c.source = "NCCL 2.30.7 src/graph/tuning.cc ncclTunerConstantsDefaults (2.28.7's table is the same)";
-  c.baseLat = nccl230::baseLat;
-  c.hwLat = nccl230::hwLat;
-  c.llMaxBws = nccl230::llMaxBws;
-  c.perChMaxRingLL128Bws = nccl230::perChMaxRingLL128Bws;
-  c.perChMaxTreeLL128Bws = nccl230::perChMaxTreeLL128Bws;
-  c.perChMaxTreeBws = nccl230::perChMaxTreeBws;
+  NcclTunerConstants c = range_with_tables(
+      27, 30, "NCCL 2.30.7 src/graph/tuning.cc ncclTunerConstantsDefaults (2.28.7's table is the same)", nccl230::baseLat,
+      nccl230::hwLat, nccl230::llMaxBws, nccl230::perChMaxRingLL128Bws, nccl230::perChMaxTreeLL128Bws,
+      nccl230::perChMaxTreeBws);
   c.perChMaxNVLSTreeBws = nccl230::perChMaxNVLSTreeBws;
   c.nvlsEfficiency = nccl230::nvlsEfficiency;
   return c;

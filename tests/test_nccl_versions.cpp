@@ -8,6 +8,8 @@
 #include "algorithms/tuner.h"
 #include "cli_runner.h"
 #include "common/error.h"
+#include "scenarios/run_results.h"
+#include "scenarios/scenario.h"
 #include "test_helpers.h"
 
 namespace ccsim {
@@ -89,9 +91,9 @@ TEST(NcclVersions, TwoNodeH100PickMovesToNvlsTreeAt2MiBBefore227) {
   // 256 KiB stays Tree/LL128 in 2.19: 48.5 + 262144 / (146.8 x .6 x 1000) = 51.48 against NVLSTree's
   // 51 + 262144 / 266667 = 51.98 (correction [LL128][12] = .6).
   EXPECT_EQ(pick(s219, 256 * KiB), "Tree/LL128");
-  // Without perChMaxNVLSTreeBws the engine gets no NVLSTree ceiling before 2.27.
+  // The engine's ceilings are the kernels' rates: 2.30's perChMaxNVLSTreeBws whatever the tuner's release.
   EXPECT_NEAR(nccl_busbw_ceiling_GBps(s230, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 57.7, 1e-9);
-  EXPECT_EQ(nccl_busbw_ceiling_GBps(s219, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 0.0);
+  EXPECT_NEAR(nccl_busbw_ceiling_GBps(s219, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 57.7, 1e-9);
 }
 
 // One dgx-h100 node, AllReduce 1 MiB: NCCL 2.30 picks Ring/LL, NCCL 2.19 NVLS/Simple: its Hopper
@@ -156,6 +158,27 @@ TEST(NcclVersions, ValidateNamesTheLogsVersion) {
   EXPECT_NE(other.out.find("the log ran NCCL 2.26.2+cuda12.8 (tuner constants of 2.23-2.26); predicted with NCCL "
                            "2.19's tuner (--nccl-version) as asked"),
             std::string::npos) << other.out;
+}
+
+TEST(NcclVersions, ScenarioWorkloadKey) {
+  auto scenario = [](const std::string& version) {
+    return parse_scenario(nlohmann::ordered_json::parse(
+                              R"({"format": "ccsim-scenario/1", "cluster": {"topology": "dgx-h100", "nodes": 2},
+                                  "workloads": [{"collective": "all_reduce", "model": "closed-form",
+                                                 "sizes": {"min": "2M", "max": "2M"}, "nccl_version": ")" +
+                              version + R"("}]})"),
+                          "s.json", "");
+  };
+  const VariantResult old = run_variant(scenario("2.19"), 0, VariantRunOptions{});
+  ASSERT_EQ(old.workloads.at(0).rows.size(), 1u);
+  EXPECT_EQ(old.workloads[0].rows[0].algorithm, "NVLSTree");  // as TwoNodeH100PickMovesToNvlsTreeAt2MiBBefore227
+  EXPECT_EQ(run_variant(scenario("2.30"), 0, VariantRunOptions{}).workloads.at(0).rows.at(0).algorithm, "Tree");
+  try {
+    scenario("2.8");
+    ADD_FAILURE() << "2.8 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("s.json: /workloads/0/nccl_version: NCCL 2.8 is outside", 0), 0u) << e.what();
+  }
 }
 
 TEST(NcclVersions, CommandLineFlagAndRefusal) {
