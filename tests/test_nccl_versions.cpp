@@ -153,7 +153,7 @@ TEST(NcclVersions, ValidateNamesTheLogsVersion) {
             std::string::npos) << plain.out;
   const auto same = testing::run_ccsim("validate " + log + " --topology dgx-h100 --model closed-form --nccl-version 2.26");
   EXPECT_EQ(same.out.find("the log ran NCCL"), std::string::npos) << same.out;
-  EXPECT_NE(same.out.find("NCCL tuner (NCCL 2.26)"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("closed form: NCCL 2.26 cost model"), std::string::npos) << same.out;
   const auto other = testing::run_ccsim("validate " + log + " --topology dgx-h100 --model closed-form --nccl-version 2.19");
   EXPECT_NE(other.out.find("the log ran NCCL 2.26.2+cuda12.8 (tuner constants of 2.23-2.26); predicted with NCCL "
                            "2.19's tuner (--nccl-version) as asked"),
@@ -194,7 +194,7 @@ TEST(NcclVersions, CommandLineFlagAndRefusal) {
   for (const char* cmd : {"predict --nccl-version 2.8.3", "explain --nccl-version 2.31", "validate x.log --nccl-version abc"}) {
     const auto r = testing::run_ccsim(cmd);
     EXPECT_EQ(r.code, 2) << cmd;
-    EXPECT_EQ(r.err.rfind("--nccl-version: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.rfind("ccsim: error: --nccl-version: ", 0), 0u) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
