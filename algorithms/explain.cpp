@@ -27,7 +27,10 @@ std::string graph_line(const char* name, const NcclGraphInfo& g) {
 std::string explain_report(const NcclTopoSummary& s, Func fn, std::uint64_t bytes, const AlgoProtoFilter& filter) {
   const TunerChoice choice = choose(s, fn, bytes, filter);
   std::ostringstream o;
-  o << "NCCL tuning model: " << kNcclModelVersion << " constants (src/graph/tuning.cc, enqueue.cc), as ccsim restates them\n";
+  o << "NCCL tuning model: " << s.nccl_version.label() << " constants (src/graph/tuning.cc, enqueue.cc), as ccsim restates them\n";
+  if (s.nccl_version.tuner != default_nccl_version().tuner)
+    o << "  (tuner constants of NCCL " << s.nccl_version.range() << ": " << s.nccl_version.tuner->source
+      << "; topology search and channel counts as NCCL 2.30's)\n";
   o << "Topology: " << s.name << ", " << s.nnodes << " node(s) x " << s.ppn << " GPU(s) = " << s.nranks << " ranks, sm"
     << s.compCap << " (" << to_string(s.arch) << "), CPU " << (s.cpu_vendor.empty() ? "unknown" : s.cpu_vendor)
     << ", NVLS " << (s.nvls ? "yes" : "no") << ", CollNet " << (s.collnet ? "yes" : "no") << "\n";
@@ -107,7 +110,7 @@ std::string explain_report(const NcclTopoSummary& s, Func fn, std::uint64_t byte
   }
   o << "  (lat includes the Ring Simple multi-node plateau factor; algBw includes the tree correction factor)\n";
   o << "\nChoice: " << to_string(choice.algo) << "/" << to_string(choice.proto) << ", " << f("%.2f", choice.time_us)
-    << " us, " << choice.channels << " channels x " << choice.threads << " threads (" << kNcclModelVersion
+    << " us, " << choice.channels << " channels x " << choice.threads << " threads (" << s.nccl_version.label()
     << " constants)\n";
   return o.str();
 }

@@ -149,6 +149,9 @@ long thread_threshold(const NcclTopoSummary& s, Algo a, Proto p) {
 
 std::string ll128_disabled_reason(const NcclTopoSummary& s, const NcclGraphInfo& g) {
   if (s.compCap < 70) return "LL128 needs sm70 or newer";
+  if (s.nccl_version.tuner->ll128_listed_archs_only && s.compCap != 70 && s.compCap != 80 && s.compCap != 90)
+    return "LL128 disabled by default: " + s.nccl_version.label() + " enables it on sm70, sm80 and sm90 only (here sm" +
+           std::to_string(s.compCap) + ")";
   // NCCL_LL128_C2C=1 (default): on sm90+ LL128 is allowed up to PXN between GPU and NIC, else up to PXB.
   const NcclPath maxInter = s.compCap >= 90 ? NcclPath::Pxn : NcclPath::Pxb;
   if (g.typeInter > maxInter)
@@ -207,19 +210,30 @@ namespace {
 struct Ceilings {
   double llMaxBw, perChMaxTreeBw, perChMaxRingLL128Bw, perChMaxTreeLL128Bw, perChMaxNVLSTreeBw;
 };
-Ceilings ceilings_for(const NcclTopoSummary& s) {
+// The table row of the GPU architecture (compCapIndex): versions without Blackwell rows read Hopper's.
+int arch_row(const NcclTopoSummary& s, const NcclTunerConstants& t) {
   const int ci = static_cast<int>(s.arch);
+  return t.blackwell_rows ? ci : std::min(ci, static_cast<int>(ArchIndex::Hopper));
+}
+
+// perChMaxNVLSTreeBw of a version without one: no bound.
+constexpr double kNoCeiling = std::numeric_limits<double>::max();
+
+Ceilings ceilings_for(const NcclTopoSummary& s, const NcclTunerConstants& t) {
+  const int ci = arch_row(s, t);
   const int index2 = s.nnodes <= 2 ? s.nnodes - 1 : 2;
   const int index1 = s.nnodes == 1 ? ci : (is_amd(s) ? 1 : 0);
-  return {llMaxBws[index1][index2], perChMaxTreeBws[ci][index2], perChMaxRingLL128Bws[ci][index2],
-          perChMaxTreeLL128Bws[ci][index2], perChMaxNVLSTreeBws[ci][index2]};
+  return {t.llMaxBws[index1][index2], t.perChMaxTreeBws[ci][index2], t.perChMaxRingLL128Bws[ci][index2],
+          t.perChMaxTreeLL128Bws[ci][index2], t.perChMaxNVLSTreeBws ? t.perChMaxNVLSTreeBws[ci][index2] : kNoCeiling};
 }
 
 }  // namespace
 
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p) {
   if (s.nranks < 2) return 0;
-  const Ceilings c = ceilings_for(s);
+  // Kernel and protocol rates the engine's links cannot produce: NCCL 2.30.7's measurements whatever
+  // release's tuner picks (--nccl-version moves the choice and NCCL's model, not the kernels' rates).
+  const Ceilings c = ceilings_for(s, *default_nccl_version().tuner);
   switch (a) {
     case Algo::Ring:
       if (p == Proto::LL) return c.llMaxBw;
@@ -233,7 +247,9 @@ double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p
       return tree;
     }
     case Algo::NVLSTree:
-      return f == Func::AllReduce && p == Proto::Simple && s.nnodes > 1 ? s.nvls_graph.nChannels * c.perChMaxNVLSTreeBw : 0;
+      return f == Func::AllReduce && p == Proto::Simple && s.nnodes > 1 && c.perChMaxNVLSTreeBw != kNoCeiling
+                 ? s.nvls_graph.nChannels * c.perChMaxNVLSTreeBw
+                 : 0;
     default:
       return 0;
   }
@@ -245,8 +261,9 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
   const int nRanks = s.nranks;
   const int nNodes = s.nnodes;
   const double ppn = static_cast<double>(nRanks) / nNodes;
-  const int ci = static_cast<int>(s.arch);
-  const Ceilings c = ceilings_for(s);
+  const NcclTunerConstants& t = *s.nccl_version.tuner;
+  const int ci = arch_row(s, t);
+  const Ceilings c = ceilings_for(s, t);
   const double llMaxBw = c.llMaxBw;
   const double perChMaxTreeBw = c.perChMaxTreeBw;
   const double perChMaxRingLL128Bw = c.perChMaxRingLL128Bw;
@@ -277,6 +294,8 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
         na = std::string(to_string(a)) + " runs the Simple protocol only";
       } else if ((a == Algo::CollNetDirect || a == Algo::CollNetChain) && p != Proto::Simple) {
         na = std::string(to_string(a)) + " runs the Simple protocol only";
+      } else if (a == Algo::PAT && !t.pat) {
+        na = "PAT does not exist in " + s.nccl_version.label() + " (NCCL 2.23 added it)";
       } else if (a == Algo::PAT && p != Proto::Simple) {
         na = "PAT runs the Simple protocol only";
       } else if (a == Algo::PAT && nNodes != nRanks) {
@@ -300,8 +319,14 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
       // --- bandwidth (ncclTopoTuneModel) ---
       const bool collnet = a == Algo::CollNetDirect || a == Algo::CollNetChain;
       double bw = (nNodes <= 2 || collnet) ? g.bwIntra : g.bwInter;
-      if (a == Algo::NVLS || a == Algo::NVLSTree) {
-        double intraBw = g.bwIntra * nvlsEfficiency[ci] * (g.nChannels - 1) / g.nChannels;
+      if ((a == Algo::NVLS || a == Algo::NVLSTree) && !t.nvlsEfficiency) {
+        // Before 2.27: NVLS at the slower of NVLink and the network, NVLSTree at half the network
+        // beyond 2 nodes.
+        if (a == Algo::NVLSTree) bw = std::min(g.bwIntra, nNodes <= 2 ? g.bwInter : g.bwInter / 2);
+        else if (agrs && t.nvls_agrs_min_intra_share) bw = std::min(g.bwIntra * (ppn - 1) / ppn, g.bwInter * 0.9);
+        else bw = std::min(g.bwIntra, g.bwInter);
+      } else if (a == Algo::NVLS || a == Algo::NVLSTree) {
+        double intraBw = g.bwIntra * t.nvlsEfficiency[ci] * (g.nChannels - 1) / g.nChannels;
         if (f == Func::AllReduce) intraBw *= 2.0;  // AllReduce pipelines two operations
         else intraBw *= (ppn - 1) / ppn;
         const double interBw = g.bwInter * ((nNodes <= 2 && a == Algo::NVLSTree) ? 2 : 1);
@@ -309,8 +334,12 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
                        a == Algo::NVLSTree ? perChMaxNVLSTreeBw : std::numeric_limits<double>::max()});
       }
       double busBw = g.nChannels * bw;
-      if (a == Algo::Ring && p == Proto::LL) busBw = std::min(llMaxBw, busBw * .5);
-      if (a == Algo::Ring && p == Proto::LL128) busBw = std::min(busBw * 0.92, g.nChannels * perChMaxRingLL128Bw);
+      if (a == Algo::Ring && p == Proto::LL) {
+        const double ll = t.ring_ll_half ? .5 : (nNodes > 1 || f == Func::AllReduce || f == Func::Reduce) ? 1.0 / 4.0 : 1.0 / 3.0;
+        busBw = std::min(llMaxBw, busBw * ll);
+      }
+      if (a == Algo::Ring && p == Proto::LL128)
+        busBw = std::min(busBw * (t.ring_ll128_one_ppn_discount && ppn < 2 ? 0.7 : 0.92), g.nChannels * perChMaxRingLL128Bw);
       if (a == Algo::Tree && f == Func::AllReduce) busBw = std::min(busBw * .92, g.nChannels * perChMaxTreeBw);
       if (a == Algo::Tree && p == Proto::LL) busBw = std::min(busBw * 1.0 / 3.8, llMaxBw);
       if (a == Algo::Tree && p == Proto::LL128)
@@ -336,28 +365,32 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
                          " across nodes needs a CollNet plugin with iallgather/ireducescatter (not modelled)";
       }
       r.busbw_GBps = busBw;
-      if (!(a != Algo::Ring && agrs)) {
+      const bool keep_busbw = agrs && a != Algo::Ring && (t.non_ring_agrs_keep_busbw || a == Algo::CollNetDirect);
+      if (!keep_busbw) {
         double ratio = 1.0;
-        if (a == Algo::Ring || a == Algo::NVLS || a == Algo::NVLSTree) ratio *= (1.0 * nRanks) / nsteps;
+        if (a == Algo::Ring) ratio *= (1.0 * nRanks) / nsteps;
+        else if (a == Algo::NVLS || a == Algo::NVLSTree) ratio *= t.nvlsEfficiency ? (1.0 * nRanks) / nsteps : 5.0 / 6.0;
         else ratio *= .5;
         busBw *= ratio;
       }
       r.bw_GBps = busBw;
 
       // --- latency ---
-      double lat = baseLat[ai][pi];
+      double lat = t.baseLat[ai][pi];
       const int intraHw = g.typeIntra == NcclPath::Nvl ? kHwNvlink : kHwPci;
       const int hw = nNodes == 1 ? intraHw : kHwNet;
-      double intraLat = hwLat[intraHw][ai][pi];
-      double interLat = (ppn == 1 ? hwLat[kHwNet][static_cast<int>(Algo::Tree)][pi] : hwLat[kHwNet][ai][pi]) + g.latencyInter;
+      double intraLat = t.hwLat[intraHw][ai][pi];
+      // With one GPU per node NCCL 2.23+ charges every algorithm Tree's network latency.
+      const bool tree_net = t.one_ppn_tree_net_latency && ppn == 1;
+      double interLat = t.hwLat[kHwNet][tree_net ? static_cast<int>(Algo::Tree) : ai][pi] + g.latencyInter;
       if (p == Proto::Simple) interLat += g.latencyInter;  // flush
       if (a == Algo::Ring) {
-        double l = hwLat[hw][ai][pi];
+        double l = t.hwLat[hw][ai][pi];
         if (f == Func::Reduce || f == Func::Broadcast) {
           if (g.sameChannels) {
             lat += l;
           } else {
-            if (p == Proto::Simple) l = hwLat[hw][static_cast<int>(Algo::Tree)][pi];
+            if (p == Proto::Simple) l = t.hwLat[hw][static_cast<int>(Algo::Tree)][pi];
             lat += nsteps * l;
           }
         } else {
@@ -367,7 +400,8 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
             if (p == Proto::Simple) netOverhead *= 3;
           }
           intraLat = std::max(intraLat, netOverhead);
-          const int nInterSteps = nNodes == 1 ? 0 : f == Func::AllReduce ? 2 * (nNodes - 1) : nNodes - 1;
+          const int arSteps = t.allreduce_inter_steps_2n ? 2 * nNodes : 2 * (nNodes - 1);
+          const int nInterSteps = nNodes == 1 ? 0 : f == Func::AllReduce ? arSteps : nNodes - 1;
           lat += (nsteps - nInterSteps) * intraLat + nInterSteps * interLat;
         }
       } else if (a == Algo::Tree) {
@@ -411,7 +445,8 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
       double elat = r.latency_us;
       const int logSize = nccl_log2i(bytes >> 6);
       if (a == Algo::Tree && f == Func::AllReduce && logSize >= 0 && logSize < 23) ebw *= treeCorrectionFactor[pi][logSize];
-      if (a == Algo::NVLSTree && f == Func::AllReduce && logSize >= 0 && logSize < 24 && s.compCap >= 100)
+      if (a == Algo::NVLSTree && f == Func::AllReduce && logSize >= 0 && logSize < 24 && s.compCap >= 100 &&
+          t.nvlstree_correction_sm100)
         ebw *= treeCorrectionFactor[pi][logSize];  // SM100 on x86 (ccsim assumes x86 hosts)
       if (a == Algo::Ring && p == Proto::Simple && nNodes > 1 && f == Func::AllReduce &&
           bytes / (static_cast<std::uint64_t>(s.coll_channels) * nRanks) >= 64)

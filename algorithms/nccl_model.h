@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl_versions.h"
+
 namespace ccsim {
 
 // NCCL order (NCCL_ALGO_TREE=0 .. NCCL_ALGO_PAT=6, NCCL_PROTO_LL=0 .. NCCL_PROTO_SIMPLE=2,
@@ -35,7 +37,8 @@ const char* to_string(Func f);
 // broadcast, reduce, all_gather, reduce_scatter. Anything else: InputError listing the valid names.
 Func func_from_collective(const std::string& name);
 
-// The NCCL version whose constants are used, printed in reports.
+// The NCCL version whose constants are used by default, printed in reports (--nccl-version picks
+// another range of nccl_versions.h; NcclTopoSummary::nccl_version).
 constexpr const char* kNcclModelVersion = "NCCL 2.30.7";
 
 // NCCL path types (topo.h), closest first. Only the order matters to the model.
@@ -73,6 +76,7 @@ struct NcclTopoSummary {
   int coll_channels = 1;     // comm->nChannels after connect.cc duplication
   int nvls_channels = 0;     // comm->nvlsChannels (NCCL_NVLS_NCHANNELS default)
   double net_overhead_us = 1.0;  // getNetOverhead: Intel 1, AMD 2, other 1 (NCCL_NET_OVERHEAD overrides)
+  NcclVersion nccl_version = default_nccl_version();  // whose tuner constants nccl_costs uses
   std::vector<std::string> notes;  // derivation notes, printed by explain
 };
 
@@ -109,7 +113,8 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
 // perChMaxRingLL128Bws (Ring LL128), perChMaxTreeBws (Tree), perChMaxTreeLL128Bws (Tree LL128) and
 // perChMaxNVLSTreeBws (NVLSTree). 0 where NCCL applies none (other algorithms or functions, a zero
 // table entry). The protocol efficiencies it also applies (LL x0.5, LL128 x0.92, Tree x0.92, /3.8)
-// are not ceilings: the engine's wire bytes stand for them.
+// are not ceilings: the engine's wire bytes stand for them. Always NCCL 2.30.7's tables: they stand
+// for the kernels' rates, which --nccl-version (s.nccl_version: NCCL's choice and model) does not change.
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p);
 
 // Why NCCL's default rule disables LL128 for a graph ("" when enabled).

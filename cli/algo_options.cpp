@@ -25,4 +25,9 @@ AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args) {
   return parse_algo_filter(algo, proto, where);
 }
 
+NcclVersion nccl_version_from_args(const ParsedArgs& args) {
+  if (!args.has("nccl-version")) return default_nccl_version();
+  return parse_nccl_version(args.get("nccl-version"), args.spelled("nccl-version"));
+}
+
 }  // namespace ccsim

@@ -8,4 +8,8 @@ namespace ccsim {
 
 AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args);
 
+// --nccl-version X.Y[.Z]: whose tuner constants NCCL's cost model uses (algorithms/nccl_versions.h);
+// NCCL 2.30.7 without the flag. InputError for a malformed or unmodelled version.
+NcclVersion nccl_version_from_args(const ParsedArgs& args);
+
 }  // namespace ccsim

@@ -21,6 +21,7 @@ int run_explain(const std::vector<std::string>& argv) {
                                                      {"f", "stepfactor", true, false},
                                                      {"", "algo", true, false},
                                                      {"", "proto", true, false},
+                                                     {"", "nccl-version", true, false},
                                                      {"h", "help", false, false}})
     specs.push_back(s);
   const ParsedArgs args = parse_args(argv, specs);
@@ -38,7 +39,8 @@ int run_explain(const std::vector<std::string>& argv) {
   sweep.step_factor = parse_double_arg(args, "stepfactor", 2);
   if (!(sweep.step_factor > 1)) throw InputError(args.spelled("stepfactor"), "step factor must be > 1");
   const AlgoProtoFilter filter = algo_filter_from_args(args);
-  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  NcclTopoSummary summary = summarize_for_nccl(topo);
+  summary.nccl_version = nccl_version_from_args(args);
   for (std::uint64_t size : sweep_sizes(sweep)) std::cout << explain_report(summary, func, size, filter);
   std::cout << std::flush;
   return 0;

@@ -30,15 +30,17 @@ Usage:
   ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
                 [--collective C] [--format table|json|csv]
                 [--output FILE] [--model engine|closed-form] [--algo A] [--proto P]
-                [--channels N] [--jobs N] [--trace TRACE.json]
+                [--channels N] [--jobs N] [--trace TRACE.json] [--nccl-version X.Y[.Z]]
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf | broadcast_perf | reduce_perf |
         alltoall_perf | sendrecv_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
+                [--nccl-version X.Y[.Z]]
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
                  [--collective C] [--ranks N] [--model engine|closed-form] [--algo A] [--proto P]
+                 [--nccl-version X.Y[.Z]]
                  (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
@@ -67,6 +69,8 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   closed-form gives NCCL 2.30.7's cost model for every size. alltoall and sendrecv are NCCL's
   grouped send/recv (no tuner: LL or Simple per message, docs/collectives.md).
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
+--nccl-version X.Y[.Z] (2.19-2.30, default 2.30.7): the tuner constants of that NCCL release pick the
+  algorithm and protocol and cost the closed form (docs/nccl-model.md "NCCL versions").
 --trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
   rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
 Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu

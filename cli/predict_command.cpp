@@ -64,6 +64,7 @@ std::vector<OptionSpec> predict_specs() {
       {"", "collective", true, false},
       {"", "algo", true, false},
       {"", "proto", true, false},
+      {"", "nccl-version", true, false},
       {"", "format", true, false},
       {"", "output", true, false},
       {"", "model", true, false},
@@ -120,6 +121,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   } else {
     req.filter = algo_filter_from_args(args);
   }
+  req.nccl_version = nccl_version_from_args(args);
   req.model = model_from_args(args);
   const std::string format = args.get("format", "table");
   if (format != "table" && format != "json" && format != "csv")

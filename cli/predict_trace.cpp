@@ -15,7 +15,7 @@ void write_predict_trace(const std::string& path, const Topology& topo, const Pr
   if (req.calibration || req.custom_allreduce)
     throw InputError("--trace", "replays NCCL's choice; not with --calibration or --algo custom");
   const double size = static_cast<double>(sizes.front());
-  const ChosenSchedule cs = chosen_schedule(topo, req.collective, size, req.filter, req.root, "--trace");
+  const ChosenSchedule cs = chosen_schedule(topo, req.collective, size, req.filter, req.root, "--trace", req.nccl_version);
   EngineOptions options = req.engine;
   options.pipeline_depth = cs.pipeline_depth;
   options.record_transfers = true;

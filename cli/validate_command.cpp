@@ -3,6 +3,7 @@
 // a measured nccl-tests log against ccsim's prediction. Exit 0: every size within the tolerance;
 // 1: some size outside it; 2: bad input (docs/validate.md).
 
+#include "cli/algo_options.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/predict_options.h"
@@ -25,7 +26,7 @@ std::vector<OptionSpec> validate_specs() {
       {"", "calibration", true, false}, {"", "nccl-debug", true, false}, {"", "tolerance", true, false},
       {"o", "output", true, false},     {"", "format", true, false},     {"", "collective", true, false},
       {"", "ranks", true, false},       {"", "model", true, false},      {"", "jobs", true, false},
-      {"", "algo", true, false},        {"", "proto", true, false},
+      {"", "algo", true, false},        {"", "proto", true, false},      {"", "nccl-version", true, false},
       {"h", "help", false, false},
   };
   for (auto& s : topology_option_specs()) specs.push_back(s);
@@ -44,6 +45,7 @@ std::string hardware_text(const ParsedArgs& args, const std::string& source) {
   if (args.has("calibration")) s += " --calibration " + args.get("calibration");
   if (args.has("algo")) s += " --algo " + args.get("algo");
   if (args.has("proto")) s += " --proto " + args.get("proto");
+  if (args.has("nccl-version")) s += " --nccl-version " + args.get("nccl-version");
   return s;
 }
 
@@ -79,6 +81,8 @@ int run_validate(const std::vector<std::string>& argv) {
     }
     opts.filter = parse_algo_filter(args.get("algo", ""), args.get("proto", ""), where);
   }
+  opts.nccl_version = nccl_version_from_args(args);
+  opts.nccl_version_given = args.has("nccl-version");
   const std::string output = args.get("output", "");
   const bool html = ends_with(lower(output), ".html") || ends_with(lower(output), ".htm");
   const std::string format = args.get("format", html ? "html" : "table");

@@ -8,8 +8,10 @@
 namespace ccsim {
 
 ChosenSchedule chosen_schedule(const Topology& topo, const std::string& collective, double size_bytes,
-                               const AlgoProtoFilter& filter, int root, const std::string& where) {
-  const NcclTopoSummary summary = summarize_for_nccl(topo);
+                               const AlgoProtoFilter& filter, int root, const std::string& where,
+                               const NcclVersion& version) {
+  NcclTopoSummary summary = summarize_for_nccl(topo);
+  summary.nccl_version = version;
   ReplayContext ctx;
   ctx.topo = &topo;
   ctx.collective = collective;

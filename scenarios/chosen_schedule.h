@@ -19,7 +19,9 @@ struct ChosenSchedule {
 
 // InputError (where = `where`) when the engine cannot replay the chosen algorithm on this topology
 // (the reason in words), or for a collective predict does not know.
+// `version`: whose tuner constants pick (--nccl-version; NCCL 2.30.7 by default).
 ChosenSchedule chosen_schedule(const Topology& topo, const std::string& collective, double size_bytes,
-                               const AlgoProtoFilter& filter, int root, const std::string& where);
+                               const AlgoProtoFilter& filter, int root, const std::string& where,
+                               const NcclVersion& version = default_nccl_version());
 
 }  // namespace ccsim

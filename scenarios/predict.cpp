@@ -126,10 +126,10 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.model = engine ? std::string("engine (SimGrid flow-level, max-min sharing) replaying ") +
                          (p2p ? "NCCL's P2P send/recv" : "the tuner's choice")
             : p2p  ? std::string("closed form: ccsim's P2P model (NCCL has no P2P cost model)")
-                   : std::string("closed form: ") + kNcclModelVersion + " cost model of the tuner's choice";
+                   : "closed form: " + req.nccl_version.label() + " cost model of the tuner's choice";
   f.collective = req.collective;
   f.topology_name = topo.name;
-  f.cost_model = kNcclModelVersion;
+  f.cost_model = req.nccl_version.label();
   f.step_constants = kStepTimingSource;
   f.p2p = p2p;
   std::vector<std::string> nccl_labels, sim_labels;
@@ -371,7 +371,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   const std::vector<std::uint64_t> requested = req.sizes.empty() ? sweep_sizes(req.sweep) : req.sizes;
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
   const Func func = info.tuner_func.value_or(Func::AllReduce);
-  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  NcclTopoSummary summary = summarize_for_nccl(topo);
+  summary.nccl_version = req.nccl_version;
 
   std::vector<std::uint64_t> sizes, counts;
   for (auto r : requested) {

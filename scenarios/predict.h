@@ -49,6 +49,7 @@ struct PredictRequest {
   int root = 0;
   PredictModel model = PredictModel::Engine;
   AlgoProtoFilter filter;  // --algo / --proto / NCCL_ALGO / NCCL_PROTO
+  NcclVersion nccl_version = default_nccl_version();  // --nccl-version: whose tuner constants pick and cost
   // --algo custom: vLLM's custom all-reduce (algorithms/custom_allreduce.h) for the sizes below its
   // limit, NCCL's choice (within `filter`) above, as vLLM falls back to NCCL.
   bool custom_allreduce = false;

@@ -56,6 +56,7 @@ ScenarioWorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w
   req.datatype = w.datatype;
   req.model = w.model == "engine" ? PredictModel::Engine : PredictModel::ClosedForm;
   req.filter = parse_algo_filter(w.algo, w.proto, where);
+  req.nccl_version = w.nccl_version;
   req.engine.parallel_jobs = options.engine_jobs;
   req.calibration = calibration;
   req.calibrated_timing = calibrated_timing;
@@ -67,7 +68,8 @@ ScenarioWorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w
   out.kind = w.kind;
   out.knee_bytes = p.knee_bytes;
   const bool p2p = is_p2p_collective(w.collective);
-  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  NcclTopoSummary summary = summarize_for_nccl(topo);
+  summary.nccl_version = w.nccl_version;
   const Func func = p2p ? Func::AllReduce : func_from_collective(w.collective);
   int last_engine_row = -1;
   for (std::size_t i = 0; i < p.rows.size(); ++i) {
@@ -97,7 +99,8 @@ ScenarioWorkloadResult run_sweep(const Topology& topo, const ScenarioWorkload& w
 ScenarioWorkloadResult run_straggler(const Topology& topo, const ScenarioWorkload& w, const std::string& where,
                              const VariantRunOptions& options) {
   const ChosenSchedule cs =
-      chosen_schedule(topo, w.collective, static_cast<double>(w.min_bytes), parse_algo_filter(w.algo, w.proto, where), 0, where);
+      chosen_schedule(topo, w.collective, static_cast<double>(w.min_bytes), parse_algo_filter(w.algo, w.proto, where), 0, where,
+                      w.nccl_version);
   const double delay_s = w.delay_us * 1e-6;
   EngineOptions eo;
   eo.pipeline_depth = cs.pipeline_depth;
@@ -146,6 +149,8 @@ ScenarioWorkloadResult run_validate(const Scenario& scenario, const nlohmann::js
   opts.model = w.model == "engine" ? PredictModel::Engine : PredictModel::ClosedForm;
   opts.engine.parallel_jobs = options.engine_jobs;
   opts.overrides.ranks = w.ranks;
+  opts.nccl_version = w.nccl_version;
+  opts.nccl_version_given = w.nccl_version_given;
   opts.nodes_given = scenario.nodes_given;
   opts.calibration = calibration;
   opts.calibrated_timing = calibrated_timing;

@@ -137,8 +137,16 @@ void parse_validate_workload(const Node& w, const std::string& base_dir, Scenari
 
 ScenarioWorkload parse_workload(const Node& w, const std::string& base_dir) {
   w.expect_object({"name", "kind", "collective", "sizes", "size", "algo", "proto", "model", "datatype", "late_rank",
-                   "delay_us", "log", "nccl_debug", "tolerance_pct", "ranks"});
+                   "delay_us", "log", "nccl_debug", "tolerance_pct", "ranks", "nccl_version"});
   ScenarioWorkload out;
+  if (w.has("nccl_version")) {
+    try {
+      out.nccl_version = parse_nccl_version(w.at("nccl_version").string(), "nccl_version");
+    } catch (const InputError& e) {
+      w.at("nccl_version").fail(e.detail());
+    }
+    out.nccl_version_given = true;
+  }
   out.kind = w.string_or("kind", "sweep");
   if (out.kind != "sweep" && out.kind != "straggler" && out.kind != "validate")
     w.at("kind").fail("unknown kind '" + cut_for_message(out.kind) + "' (expected sweep, straggler or validate)");

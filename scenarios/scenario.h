@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algorithms/nccl_versions.h"
+
 namespace ccsim {
 
 constexpr const char* kScenarioFormat = "ccsim-scenario/1";
@@ -22,6 +24,8 @@ struct ScenarioWorkload {
   std::uint64_t min_bytes = 0, max_bytes = 0;  // sweep: nccl-tests -b / -e
   double step_factor = 2;             // sweep: nccl-tests -f (> 1)
   std::string algo, proto;            // NCCL_ALGO / NCCL_PROTO syntax; empty: NCCL's choice
+  NcclVersion nccl_version = default_nccl_version();  // "nccl_version": whose tuner constants (--nccl-version)
+  bool nccl_version_given = false;
   std::string model = "engine";       // "engine" | "closed-form"
   std::string datatype = "float";
   // straggler: one collective of `min_bytes` (= max_bytes) where `late_rank` starts `delay_us` late.

@@ -34,6 +34,27 @@ SideVerdict side_verdict(const std::string& side, const std::vector<const Valida
 
 namespace {
 
+// What the log's "NCCL version" line says against the tuner constants used ("" when nothing to say).
+std::string nccl_version_note(const std::string& log_version, const ValidateOptions& opts) {
+  if (log_version.empty()) return "";
+  const std::string used = opts.nccl_version.label() + "'s tuner";
+  NcclVersion ran;
+  try {
+    ran = parse_nccl_version(log_version, "log");
+  } catch (const InputError&) {
+    return "the log ran NCCL " + log_version + ", outside the tuner versions ccsim models (" + supported_nccl_versions() +
+           "); predicted with " + used;
+  }
+  if (opts.nccl_version_given) {
+    if (ran.tuner == opts.nccl_version.tuner) return "";
+    return "the log ran NCCL " + log_version + " (tuner constants of " + ran.range() + "); predicted with " + used +
+           " (--nccl-version) as asked";
+  }
+  if (ran.tuner == opts.nccl_version.tuner) return "";
+  return "the log ran NCCL " + log_version + "; predicted with " + used + ": rerun with --nccl-version " +
+         std::to_string(ran.major) + "." + std::to_string(ran.minor) + " for its tuner constants (" + ran.range() + ")";
+}
+
 // The node count of the run: --nodes, else the log's hosts, else ranks / GPUs per node.
 int run_nodes(const LogFacts& log, const nlohmann::json& spec, int gpus_per_node, const ValidateOptions& opts) {
   if (opts.nodes_given) return spec.value("nodes", 1);
@@ -52,6 +73,7 @@ Prediction predict_for_log(const Topology& topo, const LogFacts& log, const std:
   req.model = opts.model;
   req.engine = opts.engine;
   req.filter = filter;
+  req.nccl_version = opts.nccl_version;
   req.calibration = opts.calibration;
   req.calibrated_timing = opts.calibrated_timing;
   // The log's launch mode (nThread, nGpus of its header, or the device list's GPUs per process):
@@ -71,6 +93,7 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
   overrides.gpus_per_node = gpus_per_node;
   out.log = infer_log_facts(run, file, run_index, overrides);
   LogFacts& log = out.log;
+  if (const std::string note = nccl_version_note(log.nccl_version, opts); !note.empty()) log.notes.push_back(note);
 
   const int nodes = run_nodes(log, spec, gpus_per_node, opts);
   if (nodes * gpus_per_node != log.ranks)

@@ -30,6 +30,10 @@ struct ValidateOptions {
   // --algo / --proto (or NCCL_ALGO / NCCL_PROTO): the restriction the run had, when its source
   // states one (Google's TCPX configuration sets NCCL_ALGO=Ring NCCL_PROTO=Simple). Default: none.
   AlgoProtoFilter filter;
+  // --nccl-version: whose tuner constants predict the log. Without it NCCL 2.30.7's, whatever the log
+  // printed (the log's version is then named in its notes, with the flag that would use it).
+  NcclVersion nccl_version = default_nccl_version();
+  bool nccl_version_given = false;
   bool nodes_given = false;       // --nodes was given: the topology's node count wins over the log's hosts
   const Calibration* calibration = nullptr;
   StepTiming calibrated_timing;

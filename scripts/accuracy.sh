@@ -2,11 +2,30 @@
 # Validates every real nccl-tests log under tests/data/nccl-tests against ccsim's prediction from a
 # preset and --set flags that describe the log's hardware as its source states it (nothing fitted to
 # the log), and prints the table of docs/accuracy.md: per log the median error of the latency side
-# and of the bandwidth side (measured time / predicted time - 1). Usage: bash scripts/accuracy.sh [CCSIM]
+# and of the bandwidth side (measured time / predicted time - 1).
+# Usage: bash scripts/accuracy.sh [CCSIM] [--log-nccl-versions]
+# --log-nccl-versions: only the logs whose NCCL version their source states, within the tuners ccsim
+# models (docs/nccl-model.md "NCCL versions"), each predicted with --nccl-version of that version.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ccsim=${1:-./build/ccsim}
+ccsim=./build/ccsim
+with_versions=0
+for a in "$@"; do
+  if [ "$a" = --log-nccl-versions ]; then with_versions=1; else ccsim=$a; fi
+done
 d=tests/data/nccl-tests
+
+# The NCCL version each log's source states (printed in the log, or named by its README or chart);
+# logs outside 2.19-2.30 (aws-p4d 2.8.3, dgx-a100-4gpu 2.16.2) and logs that do not state one are absent.
+declare -A nccl_version=(
+  ["h100x16-2node-ndr-allreduce.txt"]=2.26.2                 # printed
+  ["gcp-a3high-2node-tcpx-allreduce-gke.txt"]=2.19.4         # the GKE chart's TCPX image (docs/accuracy.md)
+  ["gcp-a4-b200-2node-roce-allgather-nccl2.26.6.txt"]=2.26.6  # printed
+  ["coreweave-gb200-nvl72-1rack-72gpu-allreduce.txt"]=2.26.2   # CoreWeave's README
+  ["coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt"]=2.26.2  # CoreWeave's README
+  ["coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt"]=2.26.2  # CoreWeave's README
+  ["oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt"]=2.29.2  # printed
+)
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
 # source states the run's NCCL_ALGO/NCCL_PROTO (Google's GPUDirect-TCPX and TCPXO configurations).
@@ -40,6 +59,10 @@ echo "|---|---|---|---|---|---|"
 for c in "${cases[@]}"; do
   log=${c%%|*}
   flags=${c#*|}
+  if [ $with_versions -eq 1 ]; then
+    [ -n "${nccl_version[$log]:-}" ] || continue
+    flags="$flags --nccl-version ${nccl_version[$log]}"
+  fi
   tmp=$(mktemp)
   # shellcheck disable=SC2086
   "$ccsim" validate "$d/$log" $flags --format json >"$tmp" 2>"$tmp.err"

@@ -72,7 +72,7 @@ TEST(RunScenario, BadInputNamesFileAndJsonPath) {
   EXPECT_EQ(error_of(R"({"format": "ccsim-scenario/1", "cluster": {}, "workloads": [{"collective": "all_reduce",
       "sizes": {"min": "1M", "max": "4M"}, "sizez": 1}]})"),
             "bad.json: /workloads/0/sizez: unknown key 'sizez' (valid keys: name, kind, collective, sizes, size, algo, proto, "
-            "model, datatype, late_rank, delay_us, log, nccl_debug, tolerance_pct, ranks)");
+            "model, datatype, late_rank, delay_us, log, nccl_debug, tolerance_pct, ranks, nccl_version)");
   EXPECT_EQ(error_of(R"({"format": "ccsim-scenario/1", "cluster": {}, "workloads": [{"collective": "all_reduce",
       "sizes": {"min": "4M", "max": "1M"}}]})"),
             "bad.json: /workloads/0/sizes/min: is greater than 'max'");
