@@ -56,13 +56,15 @@ constexpr std::size_t kMaxOrbitRecords = std::size_t{8} << 20;
 
 // Above this many GPUs the FIFO pipelines (Tree, NVLSTree, CollNet) are replayed on the fluid solver:
 // thousands of their connections are in flight at once and SimGrid re-solves them all at every event
-// (Tree/Simple, 1 GiB, 128 dgx-h100 nodes: 18 s of SimGrid against 2.6 s; docs/performance.md). Up to
+// (Tree/Simple, 1 GiB, 128 dgx-h100 nodes: 19 s of SimGrid against 2.6 s; docs/performance.md). Up to
 // it SimGrid replays them as before, so that those results stay as they were (the solvers agree to
 // the printed digit on Tree Simple and LL and NVLSTree, not on every LL128 size: docs/engine.md).
 constexpr int kFluidPipelineAboveGpus = 512;
 
-// NVLSTree replays up to this many nodes: with the rail quotient (1/8 of the flows on dgx-h100) its
-// chunk-cap size, 128 MiB, takes 1.4 s on 32 nodes, 3.1 s on 64 and 11 s on 128 (docs/nvls.md).
+// NVLSTree replays up to this many nodes (4096 dgx-h100 GPUs, the engine's limit): with the rail
+// quotient (1/8 of the flows on dgx-h100) its chunk-cap size, 128 MiB, took 1.4 s on 32 nodes, 3.1 s
+// on 64 and 11 s on 128 with SimGrid; on the fluid solver 1 GiB on 512 nodes takes 18 s of CPU and
+// 1.7 GiB (docs/nvls.md).
 constexpr int kNvlsTreeEngineMaxNodes = 512;
 // CollNet replays up to this many nodes (in one leaf group: the spine's reduction is not modelled).
 // Its schedules are simulated whole (no quotient): SimGrid up to kCollNetSimGridMaxNodes (1 GiB on
