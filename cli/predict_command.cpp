@@ -15,24 +15,34 @@
 #include "algorithms/collectives.h"
 #include "report/render.h"
 #include "scenarios/predict.h"
+#include "scenarios/replay.h"
 
 namespace ccsim {
 
 namespace {
 
-// Whether every size the engine replays is a ring it can generate as orbit representatives
-// (sim/ring_orbits.h): a tuned ring collective with only Ring allowed (or a calibration, which
-// replays the ring), the symmetry on.
-bool replays_rings_only(const PredictRequest& req) {
+// Whether every schedule the engine may replay grows linearly in the GPUs: rings it generates as
+// orbit representatives (sim/ring_orbits.h; a tuned ring collective, or a calibration, which replays
+// the ring) and Tree, NVLSTree and CollNet all_reduce (2(n-1) records per family and chunk at most:
+// 8.4 M at 4096 dgx-h100 GPUs); the symmetry on. An algorithm the filter allows but the engine does
+// not replay there (NVLS or PAT across dgx-h100 nodes) falls back to Ring or to NCCL's cost model.
+bool replays_linear_schedules_only(const PredictRequest& req, const Topology& topo) {
   const CollectiveInfo* info = find_collective(req.collective);
   if (!info || info->shape != CollectiveShape::Tuned || !info->tuner_func || info->ring_step_multiple == 0 ||
       !req.engine.exploit_symmetry || req.custom_allreduce)
     return false;
   if (req.calibration) return true;
-  for (int a = 0; a < kNumAlgos; ++a)
+  ReplayContext ctx;
+  ctx.topo = &topo;
+  ctx.collective = req.collective;
+  for (int a = 0; a < kNumAlgos; ++a) {
+    const Algo algo = static_cast<Algo>(a);
+    const bool linear = algo == Algo::Ring || algo == Algo::Tree || algo == Algo::NVLSTree ||
+                        algo == Algo::CollNetDirect || algo == Algo::CollNetChain;
     for (int p = 0; p < kNumProtos; ++p)
-      if (static_cast<Algo>(a) != Algo::Ring && req.filter.allows(*info->tuner_func, static_cast<Algo>(a), static_cast<Proto>(p)))
+      if (!linear && req.filter.allows(*info->tuner_func, algo, static_cast<Proto>(p)) && engine_replays(ctx, algo, nullptr))
         return false;
+  }
   return true;
 }
 
@@ -151,12 +161,13 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxEngineGpus) +
                                 " (its ring replays 2.1 M flows and takes about a minute at " +
                                 std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
-  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_rings_only(req))
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_linear_schedules_only(req, topo))
     throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
                                 " for schedules it holds whole (they grow as GPUs squared: ~6 GiB at " +
                                 std::to_string(kMaxWholeScheduleGpus) + "); up to " + std::to_string(kMaxEngineGpus) +
-                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter (--algo ring, symmetry on),"
-                                " generated one orbit at a time; or use --model closed-form (docs/errors.md)");
+                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter, generated one orbit at a"
+                                " time, and Tree, NVLSTree and CollNet all_reduce (symmetry on); or use --model"
+                                " closed-form (docs/errors.md)");
   if (args.has("trace") && topo.num_gpus() > kMaxWholeScheduleGpus)
     throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
                                                 std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");

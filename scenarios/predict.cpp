@@ -280,12 +280,13 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     std::vector<std::size_t> members;
   };
   std::vector<Extension> extensions;
-  const auto add_job = [&](Schedule schedule, int pipeline_depth, std::vector<double> sizes_bytes,
+  const auto add_job = [&](Schedule schedule, int pipeline_depth, bool fluid_solver, std::vector<double> sizes_bytes,
                            std::vector<std::size_t> members) {
     schedules.push_back(std::move(schedule));
     SweepJob job;
     job.schedule = &schedules.back();
     job.pipeline_depth = pipeline_depth;
+    job.fluid_solver = fluid_solver;
     job.sizes_bytes = std::move(sizes_bytes);
     jobs.push_back(std::move(job));
     indices.push_back(std::move(members));
@@ -322,14 +323,14 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
       // The largest size first: an extension can reuse the job built at its reference size.
       std::reverse(group_sizes.begin(), group_sizes.end());
       std::reverse(members.begin(), members.end());
-      built_at.emplace_back(build_size, add_job(recipe.build(build_size), recipe.pipeline_depth,
+      built_at.emplace_back(build_size, add_job(recipe.build(build_size), recipe.pipeline_depth, recipe.fluid_solver,
                                                 std::move(group_sizes), std::move(members)));
     }
     if (!extension.members.empty()) {
       const auto job_at = [&](double size) {
         for (const auto& [built, job] : built_at)
           if (built == size) return job;
-        return add_job(recipe.build(size), recipe.pipeline_depth, {size}, {});
+        return add_job(recipe.build(size), recipe.pipeline_depth, recipe.fluid_solver, {size}, {});
       };
       extension.half_job = job_at(extension.cap_bytes / 2);
       extension.full_job = job_at(extension.cap_bytes);
@@ -340,7 +341,7 @@ std::vector<SimResult> simulate_choices(const ReplayContext& ctx, const std::vec
     if (!choices[i].custom) continue;
     const double size = static_cast<double>(sizes[i]);
     // One transfer per (peer, reader) and stage: no slots to share.
-    add_job(custom_allreduce_schedule(*ctx.topo, size, CustomAllreduceOptions{}), 1, {size}, {i});
+    add_job(custom_allreduce_schedule(*ctx.topo, size, CustomAllreduceOptions{}), 1, false, {size}, {i});
   }
   const auto results = simulate_sweeps(*ctx.topo, jobs, engine);
   std::vector<SimResult> out(sizes.size());

@@ -41,6 +41,9 @@ struct ReplayRecipe {
   // and its kin). Larger sizes are not simulated: their time extends the pipeline from this size and
   // half of it by one period per extra chunk (sim/steady_state.h), as NCCL runs more chunks, not larger.
   double chunk_cap_bytes = 0;
+  // Replayed on the fluid solver (sim/fluid_network.h) instead of SimGrid: set for the FIFO pipelines
+  // (tree, NVLSTree, CollNet) above kFluidPipelineAboveGpus.
+  bool fluid_solver = false;
 };
 
 // Schedules held whole (every record) stop at this many GPUs: a ring's 16 n^2 records are ~6 GiB at
@@ -51,11 +54,23 @@ constexpr int kMaxWholeScheduleGpus = 2048;
 // beyond this many records (about 60 s of SimGrid and 1.5 GiB) they are refused too.
 constexpr std::size_t kMaxOrbitRecords = std::size_t{8} << 20;
 
-// NVLSTree replays up to this many nodes: with the rail quotient (1/8 of the flows on dgx-h100) its
-// chunk-cap size, 128 MiB, takes 1.4 s on 32 nodes, 3.1 s on 64 and 11 s on 128 (docs/nvls.md).
-constexpr int kNvlsTreeEngineMaxNodes = 64;
-// CollNet replays up to this many nodes: its schedules are simulated whole (no quotient).
-constexpr int kCollNetEngineMaxNodes = 8;
+// Above this many GPUs the FIFO pipelines (Tree, NVLSTree, CollNet) are replayed on the fluid solver:
+// thousands of their connections are in flight at once and SimGrid re-solves them all at every event
+// (Tree/Simple, 1 GiB, 128 dgx-h100 nodes: 19 s of SimGrid against 2.6 s; docs/performance.md). Up to
+// it SimGrid replays them as before, so that those results stay as they were (the solvers agree to
+// the printed digit on Tree Simple and LL and NVLSTree, not on every LL128 size: docs/engine.md).
+constexpr int kFluidPipelineAboveGpus = 512;
+
+// NVLSTree replays up to this many nodes (4096 dgx-h100 GPUs, the engine's limit): with the rail
+// quotient (1/8 of the flows on dgx-h100) its chunk-cap size, 128 MiB, took 1.4 s on 32 nodes, 3.1 s
+// on 64 and 11 s on 128 with SimGrid; on the fluid solver 1 GiB on 512 nodes takes 18 s of CPU and
+// 1.7 GiB (docs/nvls.md).
+constexpr int kNvlsTreeEngineMaxNodes = 512;
+// CollNet replays up to this many nodes (in one leaf group: the spine's reduction is not modelled).
+// Its schedules are simulated whole (no quotient): SimGrid up to kCollNetSimGridMaxNodes (1 GiB on
+// 16 dgx-h100 nodes took 9 s, on 32 43 s), the fluid solver beyond.
+constexpr int kCollNetEngineMaxNodes = 64;
+constexpr int kCollNetSimGridMaxNodes = 8;
 
 // Whether the engine replays `algo` for the context's collective on its topology; when not, `why`
 // says so in words for the report.

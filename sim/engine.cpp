@@ -954,6 +954,7 @@ std::vector<std::vector<SimResult>> simulate_sweeps(const Topology& topo, const 
   for (const SweepJob& job : sweeps) {
     EngineOptions o = options;
     o.pipeline_depth = job.pipeline_depth;
+    o.fluid_solver = options.fluid_solver || job.fluid_solver;
     per_sweep.push_back(o);
     const Prepared* reuse = nullptr;
     for (const Prepared& p : prepared)

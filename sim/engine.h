@@ -70,6 +70,7 @@ struct SweepJob {
   const Schedule* schedule = nullptr;
   std::vector<double> sizes_bytes;
   int pipeline_depth = nccl230::kSteps / 2;
+  bool fluid_solver = false;  // this sweep on sim/fluid_network.h (EngineOptions::fluid_solver), whatever the options say
 };
 std::vector<std::vector<SimResult>> simulate_sweeps(const Topology& topo, const std::vector<SweepJob>& sweeps,
                                                     const EngineOptions& options);

@@ -7,9 +7,13 @@
 #include <map>
 #include <random>
 
+#include "algorithms/collnet.h"
+#include "algorithms/nvls.h"
 #include "algorithms/ring.h"
+#include "algorithms/tree.h"
 #include "sim/engine.h"
 #include "sim/fluid_network.h"
+#include "scenarios/replay.h"
 #include "test_helpers.h"
 #include "topologies/routing.h"
 
@@ -171,6 +175,43 @@ TEST(FluidReplay, RingAllReduceMatchesSimGrid) {
   expect_same_replay(topo, s);
 }
 
+
+// The FIFO pipelines go to the fluid solver above kFluidPipelineAboveGpus (scenarios/replay.h):
+// the two solvers agree on them record by record where both run. Tree/Simple with NCCL's per-channel
+// cap on every hop across nodes (a connection link shared by its chunks), Tree/LL with the cap where
+// the data enters, NVLSTree with its switch endpoints and reduction link, CollNetDirect with the
+// leaf's SHARP units; 2 nodes, so that every start and end can be compared.
+TEST(FluidReplay, TreeNvlsTreeAndCollNetPipelinesMatchSimGrid) {
+  const Topology topo = testing::preset("dgx-h100", 2);
+  const TreePlan plan = plan_trees(topo, 16);
+  for (Proto p : {Proto::Simple, Proto::LL}) {
+    TreeScheduleOptions o = tree_options(p);
+    o.channel_rate_cap_Bps = 10e9;
+    SCOPED_TRACE(to_string(p));
+    expect_same_replay(topo, tree_schedule(topo, plan, "all_reduce", 16e6, o));
+  }
+  NvlsOptions nvls;
+  nvls.channel_rate_cap_Bps = 12e9;
+  expect_same_replay(topo, nvls_tree_schedule(topo, "all_reduce", 16e6, nvls));
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, 2);
+  spec["fabric"]["sharp"] = true;
+  const Topology sharp = build_topology(spec, "test");
+  expect_same_replay(sharp, collnet_direct_schedule(sharp, "all_reduce", 16e6, Proto::Simple));
+}
+
+TEST(FluidReplay, PredictReplaysThePipelinesOnTheFluidSolverOnlyAboveItsThreshold) {
+  // 64 dgx-h100 nodes (512 GPUs) stay on SimGrid, 65 go to the fluid solver; rings never do.
+  for (int nodes : {64, 65}) {
+    const Topology topo = testing::preset("dgx-h100", nodes);
+    ReplayContext ctx;
+    ctx.topo = &topo;
+    ctx.collective = "all_reduce";
+    EXPECT_EQ(replay_recipe(ctx, Algo::Tree, Proto::Simple).fluid_solver, nodes == 65);
+    EXPECT_EQ(replay_recipe(ctx, Algo::NVLSTree, Proto::Simple).fluid_solver, nodes == 65);
+    EXPECT_FALSE(replay_recipe(ctx, Algo::Ring, Proto::Simple).fluid_solver);
+  }
+}
 
 TEST(FluidReplay, FlowsWithDifferentLatenciesShareALinkEquallyInBothSolvers) {
   // Node 0 sends 100 MB to node 1 (same leaf) and 100 MB to node 3 (another leaf, through a spine)

@@ -36,12 +36,16 @@ TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   // --nodes 3000 ran 10 minutes without a word.
   expect_input_error(ccsim("all_reduce_perf --nodes 3000"),
                      {"--nodes: 24000 GPUs is above the engine's limit of 4096", "--model closed-form"});
-  // Above 2048 GPUs only rings generated one orbit at a time fit (sim/ring_orbits.h): NCCL's tuner
-  // may pick another algorithm, whose schedule would be held whole.
-  expect_input_error(ccsim("all_reduce_perf --nodes 300 -b 1G -e 1G"),
-                     {"--nodes: 2400 GPUs is above the engine's limit of 2048 for schedules it holds whole", "--algo ring",
-                      "--model closed-form"});
-  expect_input_error(ccsim("alltoall_perf --nodes 300 -b 1G -e 1G"), {"limit of 2048 for schedules it holds whole"});
+  // Above 2048 GPUs only schedules that grow linearly in the GPUs fit: rings generated one orbit at a
+  // time (sim/ring_orbits.h) and Tree, NVLSTree and CollNet all_reduce. Not alltoall (n^2 messages).
+  expect_input_error(ccsim("alltoall_perf --nodes 300 -b 1G -e 1G"),
+                     {"--nodes: 2400 GPUs is above the engine's limit of 2048 for schedules it holds whole",
+                      "Tree, NVLSTree and CollNet all_reduce", "--model closed-form"});
+  // 8 B by Tree/Simple on 300 nodes: NCCL's Tree latency, 8.4 + 2 (7 x 4.0 + 9 x 14) us (7 chain hops
+  // in a node and ceil(log2 300) = 9 tree hops, up and down), replayed on the fluid solver.
+  const auto tree = ccsim("all_reduce_perf --nodes 300 -b 8 -e 8 --algo tree --proto simple");
+  ASSERT_EQ(tree.code, 0) << tree.err;
+  EXPECT_NE(tree.out.find("  316.40  "), std::string::npos) << tree.out;
   expect_input_error(ccsim("all_reduce_perf --nodes 300 -b 1G -e 1G --algo ring --no-symmetry"),
                      {"limit of 2048 for schedules it holds whole"});
   // 300 nodes are not whole leaf groups of 32: only the rails rotate, and the orbit representatives
