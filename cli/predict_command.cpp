@@ -20,10 +20,12 @@ namespace ccsim {
 
 namespace {
 
-// Whether every size the engine replays is a ring it can generate as orbit representatives
-// (sim/ring_orbits.h): a tuned ring collective with only Ring allowed (or a calibration, which
-// replays the ring), the symmetry on.
-bool replays_rings_only(const PredictRequest& req) {
+// Whether every size the engine replays is a schedule it can generate as orbit representatives:
+// a tuned ring collective with only Ring allowed (or a calibration, which replays the ring;
+// sim/ring_orbits.h), or alltoall (sim/p2p_orbits.h), the symmetry on. The recipe refuses, in one
+// line, what the fabric's rotations do not cover.
+bool replays_orbit_schedules_only(const PredictRequest& req) {
+  if (req.collective == "alltoall") return req.engine.exploit_symmetry;
   const CollectiveInfo* info = find_collective(req.collective);
   if (!info || info->shape != CollectiveShape::Tuned || !info->tuner_func || info->ring_step_multiple == 0 ||
       !req.engine.exploit_symmetry || req.custom_allreduce)
@@ -149,17 +151,18 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxEngineGpus) +
                                 " (its ring replays 2.1 M flows and takes about a minute at " +
                                 std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
-  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_rings_only(req))
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_orbit_schedules_only(req))
     throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
                                 " for schedules it holds whole (they grow as GPUs squared: ~6 GiB at " +
                                 std::to_string(kMaxWholeScheduleGpus) + "); up to " + std::to_string(kMaxEngineGpus) +
-                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter (--algo ring, symmetry on),"
-                                " generated one orbit at a time; or use --model closed-form (docs/errors.md)");
+                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter (--algo ring) and"
+                                " alltoall, symmetry on, generated one orbit at a time; or use --model closed-form"
+                                " (docs/errors.md)");
   if (args.has("trace") && topo.num_gpus() > kMaxWholeScheduleGpus)
     throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
                                                 std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");
   Prediction p = predict(topo, req);
-  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
+  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req, p.sim.empty() ? 0 : p.sim.front().transfers);
   PredictionReport& report = p.report;
   NcclTestsHeader& h = report.facts.table_header;
   h.min_bytes = req.sweep.min_bytes;
