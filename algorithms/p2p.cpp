@@ -4,10 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
+#include "common/error.h"
+#include "common/flat_hash.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -106,6 +109,25 @@ int p2p_round(int nranks, int gpus_per_node, int src, int dst) {
   return node_delta * ppn + local_delta;
 }
 
+P2pPath p2p_message_path(const Topology& topo, const P2pConfig& cfg, int src, int dst) {
+  P2pPath path;
+  const int gpn = std::max(1, topo.gpus_per_node());
+  if (src / gpn == dst / gpn) return path;
+  const int own = nic_for_gpu(topo, src % gpn);
+  const int dst_rail = nic_for_gpu(topo, dst % gpn);
+  path.rail = own;
+  path.nic_gpu = src;
+  if (cfg.pxn && dst_rail >= 0 && dst_rail != own) {
+    // PXN: the GPU on the destination's rail sends it (the relay routing.h's route passes through).
+    const int relay = first_gpu_on_rail(topo, dst_rail);
+    if (relay >= 0) {
+      path.rail = dst_rail;
+      path.nic_gpu = (src / gpn) * gpn + relay;
+    }
+  }
+  return path;
+}
+
 namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
@@ -137,10 +159,20 @@ struct KeyHash {
   }
 };
 
+// Orbit representatives of an alltoall (alltoall_representatives): the messages of the nodes
+// [0, node_shift) only (every node when node_shift is 0), and of their records only those whose
+// source is a representative (local index 0 when the rails rotate).
+struct OrbitMode {
+  bool on = false;
+  int node_shift = 0;
+  bool rail_rotation = false;
+};
+
 class P2pBuilder {
  public:
-  P2pBuilder(const Topology& topo, const P2pConfig& cfg, const P2pScheduleOptions& options)
-      : topo_(topo), cfg_(cfg), options_(options), n_(topo.num_gpus()), gpn_(std::max(1, topo.gpus_per_node())) {}
+  P2pBuilder(const Topology& topo, const P2pConfig& cfg, const P2pScheduleOptions& options, OrbitMode orbit = {})
+      : topo_(topo), cfg_(cfg), options_(options), n_(topo.num_gpus()), gpn_(std::max(1, topo.gpus_per_node())),
+        orbit_(orbit) {}
 
   Schedule build(const std::string& collective, double size_bytes, const std::vector<P2pMessage>& messages) {
     plan(messages);
@@ -151,6 +183,10 @@ class P2pBuilder {
     s.size_bytes = size_bytes;
     s.families_follow_rails = false;
     place_records();
+    if (orbit_.on) {
+      emit_representatives(s);
+      return s;
+    }
     if (emit(s)) return s;
     P2pScheduleOptions whole = options_;
     whole.aggregate_pxn = false;
@@ -176,20 +212,9 @@ class P2pBuilder {
       p.round = p2p_round(n_, gpn_, m.src, m.dst);
       p.net = m.src / gpn_ != m.dst / gpn_;
       p.op = nccl_p2p_op(cfg_, m.bytes, p.net);
-      if (p.net) {
-        const int own = nic_for_gpu(topo_, m.src % gpn_);
-        const int dst_rail = nic_for_gpu(topo_, m.dst % gpn_);
-        p.rail = own;
-        p.nic_gpu = m.src;
-        if (cfg_.pxn && dst_rail >= 0 && dst_rail != own) {
-          // PXN: the GPU on the destination's rail sends it (the relay routing.h's route passes through).
-          const int relay = first_gpu_on_rail(topo_, dst_rail);
-          if (relay >= 0) {
-            p.rail = dst_rail;
-            p.nic_gpu = (m.src / gpn_) * gpn_ + relay;
-          }
-        }
-      }
+      const P2pPath path = p2p_message_path(topo_, cfg_, m.src, m.dst);
+      p.rail = path.rail;
+      p.nic_gpu = path.nic_gpu;
       p.wave = p.round / std::max(1, p.op.max_concurrent_peers);
       msgs_.push_back(p);
     }
@@ -222,10 +247,14 @@ class P2pBuilder {
     // Proxy load per (proxy, wave): the network connections it posts (sends) and completes (receives).
     for (const Planned& p : msgs_) waves_ = std::max(waves_, p.wave + 1);
     load_.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(waves_), 0);
+    // Orbit representatives of an alltoall plan only the messages of their own nodes, so a rank's
+    // receives are not all there; in an alltoall a rank receives in each round from the rank as far
+    // behind it as the round's peer is ahead, across nodes exactly when its own message of that round
+    // crosses nodes, so per wave it receives as many network messages as it sends.
     for (const Planned& p : msgs_)
       if (p.net) {
         ++load_[load_index(p.nic_gpu, p.wave)];
-        ++load_[load_index(p.dst, p.wave)];
+        ++load_[load_index(orbit_.on ? p.src : p.dst, p.wave)];
       }
   }
 
@@ -395,10 +424,78 @@ class P2pBuilder {
     return true;
   }
 
+  bool representative_source(int rank) const {
+    return (orbit_.node_shift == 0 || rank / gpn_ < orbit_.node_shift) && (!orbit_.rail_rotation || rank % gpn_ == 0);
+  }
+
+  // Orbit mode: the records (then the legs) whose source is a representative, in creation order,
+  // which is emit()'s order for an alltoall (every message waits for a message of an earlier round,
+  // whose record is created in that round or before, so emit() adds each record when it reaches it).
+  // A dependency is on the record the rotation that brings its source to a representative maps it
+  // to (its source lies in a planned node, so the image is one of records_).
+  void emit_representatives(Schedule& s) {
+    const auto key_of = [](int src, int dst, int rail, int family, int step) {
+      std::uint64_t key = 0;
+      if (!pack_transfer_key(src, dst, rail, family, step, &key))
+        throw std::logic_error("alltoall representatives: a record key out of range");
+      return key;
+    };
+    FlatKeyMap index(records_.size());
+    for (std::uint32_t r = 0; r < records_.size(); ++r) {
+      const Pending& x = records_[r];
+      index.insert(key_of(x.src, x.dst, x.rail, x.family, x.wave), r);
+    }
+    const int rails = std::max(1, topo_.nics_per_node());
+    const auto rotate = [&](int rank, int local) {
+      return (rank / gpn_) * gpn_ + ((rank % gpn_ + local) % gpn_ + gpn_) % gpn_;
+    };
+    std::vector<std::uint32_t> id(records_.size(), kNone);
+    std::vector<std::uint32_t> deps;
+    const auto add = [&](const Pending& x) {
+      deps.clear();
+      for (std::uint32_t d : x.deps) {
+        const Pending& y = records_[d];
+        const int local = orbit_.rail_rotation ? -(y.src % gpn_) : 0;
+        const int rail = y.rail >= 0 ? ((y.rail + local) % rails + rails) % rails : y.rail;
+        std::uint32_t image = kNone;
+        if (!index.find(key_of(rotate(y.src, local), rotate(y.dst, local), rail, y.family, y.wave), &image) ||
+            id[image] == kNone)
+          throw std::logic_error("alltoall representatives: a dependency without an earlier representative");
+        deps.push_back(id[image]);
+      }
+      return s.add(transfer_of(x), deps);
+    };
+    std::size_t kept = 0;
+    for (std::uint32_t r = 0; r < records_.size(); ++r)
+      if (representative_source(records_[r].src)) ++kept;
+    for (const Pending& l : legs_)
+      if (representative_source(l.src)) ++kept;
+    s.transfers.reserve(kept);
+    for (std::uint32_t r = 0; r < records_.size(); ++r)
+      if (representative_source(records_[r].src)) id[r] = add(records_[r]);
+    for (const Pending& l : legs_)
+      if (representative_source(l.src)) add(l);
+    s.keys_unique = true;
+    // Finish times, as emit() has them: a record counts for its destination and its messages' senders.
+    std::vector<std::uint32_t> begin(s.transfers.size() + 1, 0);
+    for (std::uint32_t r = 0; r < records_.size(); ++r)
+      if (id[r] != kNone) ++begin[id[r] + 1];
+    for (const Planned& p : msgs_)
+      if (id[p.record] != kNone) ++begin[id[p.record] + 1];
+    for (std::size_t r = 1; r < begin.size(); ++r) begin[r] += begin[r - 1];
+    s.finish_begin = begin;
+    s.finish_ranks.assign(begin.back(), 0);
+    for (std::uint32_t r = 0; r < records_.size(); ++r)
+      if (id[r] != kNone) s.finish_ranks[begin[id[r]]++] = records_[r].dst;
+    for (const Planned& p : msgs_)
+      if (id[p.record] != kNone) s.finish_ranks[begin[id[p.record]]++] = p.src;
+  }
+
   const Topology& topo_;
   const P2pConfig& cfg_;
   const P2pScheduleOptions options_;
   const int n_, gpn_;
+  const OrbitMode orbit_;
   std::vector<Planned> msgs_;
   int waves_ = 0;
   std::vector<int> load_;
@@ -427,6 +524,27 @@ Schedule sendrecv_schedule(const Topology& topo, const P2pConfig& cfg, double si
   return P2pBuilder(topo, cfg, options).build("sendrecv", size_bytes, messages);
 }
 
+Schedule alltoall_representatives(const Topology& topo, const P2pConfig& cfg, double size_bytes, int node_shift,
+                                  bool rail_rotation, const P2pScheduleOptions& options) {
+  const int n = topo.num_gpus();
+  const int gpn = std::max(1, topo.gpus_per_node());
+  if (!options.aggregate_pxn || node_shift < 0 || (node_shift > 0 && topo.num_nodes() % node_shift != 0))
+    throw std::invalid_argument("alltoall_representatives: needs PXN aggregation and a node shift dividing the nodes");
+  const double message = n > 0 ? size_bytes / n : 0.0;
+  const int planned_nodes = node_shift > 0 ? node_shift : topo.num_nodes();
+  std::vector<P2pMessage> messages;
+  messages.reserve(static_cast<std::size_t>(planned_nodes) * gpn * static_cast<std::size_t>(std::max(0, n - 1)));
+  for (int r = 0; r < planned_nodes * gpn; ++r) {
+    const std::vector<int> peers = p2p_round_peers(n, topo.gpus_per_node(), r);
+    for (int round = 1; round < n; ++round) messages.push_back({r, peers[static_cast<std::size_t>(round)], message});
+  }
+  OrbitMode orbit;
+  orbit.on = true;
+  orbit.node_shift = node_shift;
+  orbit.rail_rotation = rail_rotation;
+  return P2pBuilder(topo, cfg, options, orbit).build("alltoall", size_bytes, messages);
+}
+
 Schedule alltoall_schedule(const Topology& topo, const P2pConfig& cfg, double size_bytes,
                            const P2pScheduleOptions& options) {
   const int n = topo.num_gpus();
@@ -453,6 +571,373 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   double total = 0;
   for (const auto& [wave, delay] : wave_delay) total += delay + wave_load.at(wave).busiest().time_s;
   return total;
+}
+
+}  // namespace ccsim
+
+namespace ccsim {
+
+namespace {
+
+VertexId hop_from(const Topology& topo, const Hop& h) {
+  return h.forward ? boost::source(h.edge, topo.graph()) : boost::target(h.edge, topo.graph());
+}
+VertexId hop_to(const Topology& topo, const Hop& h) {
+  return h.forward ? boost::target(h.edge, topo.graph()) : boost::source(h.edge, topo.graph());
+}
+bool link_hop(const Topology& topo, VertexId from, VertexId to, Hop* out) {
+  const VertexId lo = std::min(from, to), hi = std::max(from, to);
+  const auto [e, found] = boost::edge(lo, hi, topo.graph());
+  if (!found) return false;
+  *out = Hop{e, from == lo};
+  return true;
+}
+bool same_link(const Link& a, const Link& b) {
+  return a.kind == b.kind && a.bandwidth_Bps == b.bandwidth_Bps && a.latency_s == b.latency_s &&
+         a.shared_duplex == b.shared_duplex;
+}
+
+// The fabric alltoall_closed_form_time_s reasons about: every node a copy of node 0, link for link;
+// every NIC linked to its group's leaf of its rail by a link equal to node 0's of that rail; every
+// leaf linked to the spine by a link equal to group 0's leaf of its rail; no other link between them.
+// Node 0's NIC links and the spine links of a full group and of the partial one, per rail.
+struct UniformFabric {
+  std::size_t block = 0;
+  std::vector<Hop> nic_up;                          // per rail: node 0's NIC -> its leaf
+  std::vector<Hop> spine_up_full, spine_up_partial;  // per rail: a full / the partial group's leaf -> spine
+  bool ok = false;
+};
+
+UniformFabric uniform_fabric(const Topology& topo) {
+  UniformFabric f;
+  const int nodes = topo.num_nodes(), rails = topo.nics_per_node(), npl = std::max(1, topo.nodes_per_leaf());
+  f.block = topo.node_vertex_block();
+  if (nodes == 1) {
+    f.ok = true;
+    return f;
+  }
+  if (f.block == 0 || rails < 1) return f;
+  const Graph& g = topo.graph();
+  const int groups = (nodes + npl - 1) / npl;
+  VertexId spine = 0;
+  const bool has_spine = topo.find_vertex(VertexKind::SpineSwitch, -1, 0, -1, &spine);
+  if (groups > 1 && !has_spine) return f;
+  for (int r = 0; r < rails; ++r) {
+    VertexId leaf, last;
+    Hop up;
+    if (!topo.find_vertex(VertexKind::LeafSwitch, -1, r, 0, &leaf) || !link_hop(topo, topo.nic(0, r), leaf, &up)) return f;
+    f.nic_up.push_back(up);
+    if (groups > 1) {
+      Hop full, partial;
+      if (!topo.find_vertex(VertexKind::LeafSwitch, -1, r, groups - 1, &last) || !link_hop(topo, leaf, spine, &full) ||
+          !link_hop(topo, last, spine, &partial))
+        return f;
+      f.spine_up_full.push_back(full);
+      f.spine_up_partial.push_back(partial);
+    }
+  }
+  const auto node_of = [&](VertexId v) { return g[v].node; };
+  for (auto [it, end] = boost::edges(g); it != end; ++it) {
+    const VertexId a = boost::source(*it, g), b = boost::target(*it, g);
+    const Vertex &x = g[a], &y = g[b];
+    const Link& l = g[*it];
+    if (node_of(a) >= 0 && node_of(b) >= 0) {
+      if (node_of(a) != node_of(b)) return f;
+      const std::size_t base = static_cast<std::size_t>(node_of(a)) * f.block;
+      if (a < base || b < base || a - base >= f.block || b - base >= f.block) return f;
+      Hop h;
+      if (!link_hop(topo, a - base, b - base, &h) || !same_link(l, topo.link(h.edge))) return f;
+      continue;
+    }
+    const Vertex& in_node = node_of(a) >= 0 ? x : y;
+    const Vertex& outside = node_of(a) >= 0 ? y : x;
+    if (node_of(a) >= 0 || node_of(b) >= 0) {
+      // A NIC and the leaf of its rail in its node's group.
+      if (in_node.kind != VertexKind::Nic || outside.kind != VertexKind::LeafSwitch || in_node.index < 0 ||
+          in_node.index >= rails || outside.index != in_node.index || outside.group != in_node.node / npl ||
+          !same_link(l, topo.link(f.nic_up[static_cast<std::size_t>(in_node.index)].edge)))
+        return f;
+      continue;
+    }
+    // A leaf and the spine (unused with one group): a full group's like group 0's; the partial
+    // group's (its bandwidth follows its node count) of the same latency.
+    const Vertex& leaf = x.kind == VertexKind::LeafSwitch ? x : y;
+    const Vertex& other = x.kind == VertexKind::LeafSwitch ? y : x;
+    if (leaf.kind != VertexKind::LeafSwitch || other.kind != VertexKind::SpineSwitch || other.index != 0 ||
+        leaf.index < 0 || leaf.index >= rails)
+      return f;
+    if (groups < 2) continue;
+    const auto r = static_cast<std::size_t>(leaf.index);
+    const Link& full = topo.link(f.spine_up_full[r].edge);
+    const bool partial_group = nodes % npl != 0 && leaf.group == groups - 1;
+    if (partial_group ? !same_link(l, topo.link(f.spine_up_partial[r].edge)) || l.latency_s != full.latency_s ||
+                            l.kind != full.kind || l.shared_duplex != full.shared_duplex
+                      : !same_link(l, full))
+      return f;
+  }
+  f.ok = true;
+  return f;
+}
+
+// Pairs (A, A + delta mod nodes) with both nodes in one leaf group of `size` consecutive nodes.
+long same_group_pairs(long size, long nodes, long delta) {
+  return std::max(0L, size - delta) + std::max(0L, size - nodes + delta);
+}
+
+// A message from local GPU l of node 0 to local GPU m of another node, as routing.cpp routes it
+// between node 0 and a node of the other class: node 0's links it crosses as sender and, moved to
+// node 0, as receiver, and its fixed-cost latencies.
+struct NetPattern {
+  int rail = -1, relay = 0;
+  bool leg = false;
+  double leg_latency = 0;
+  std::vector<Hop> node_hops;  // node 0's links (the leg, the relay to its NIC, the receiving side)
+  double full_latency[2] = {0, 0}, record_latency[2] = {0, 0};  // per class: 0 inside a group, 1 across
+};
+
+// Splits route(node 0 GPU -> node `b` GPU, rail) into node 0's hops, the fabric and node b's hops
+// (moved to node 0); false when it does not have that shape.
+bool split_route(const Topology& topo, const UniformFabric& f, const Route& route, int b, int rail, bool across,
+                 std::vector<Hop>* node_hops) {
+  const Graph& g = topo.graph();
+  std::size_t i = 0;
+  const auto in_node = [&](const Hop& h, int node) {
+    return g[hop_from(topo, h)].node == node && g[hop_to(topo, h)].node == node;
+  };
+  while (i < route.size() && in_node(route[i], 0)) node_hops->push_back(route[i++]);
+  const std::size_t fabric = across ? 4 : 2;
+  if (i + fabric > route.size()) return false;
+  const Hop& up = route[i];
+  if (up.edge != f.nic_up[static_cast<std::size_t>(rail)].edge || up.forward != f.nic_up[static_cast<std::size_t>(rail)].forward)
+    return false;
+  const VertexId leaf_d = hop_from(topo, route[i + fabric - 1]);
+  if (g[leaf_d].kind != VertexKind::LeafSwitch || hop_to(topo, route[i + fabric - 1]) != topo.nic(b, rail)) return false;
+  if (across && g[hop_to(topo, route[i + 1])].kind != VertexKind::SpineSwitch) return false;
+  i += fabric;
+  const std::size_t base = static_cast<std::size_t>(b) * f.block;
+  for (; i < route.size(); ++i) {
+    if (!in_node(route[i], b)) return false;
+    Hop h;
+    if (!link_hop(topo, hop_from(topo, route[i]) - base, hop_to(topo, route[i]) - base, &h)) return false;
+    node_hops->push_back(h);
+  }
+  return true;
+}
+
+bool same_hops(const std::vector<Hop>& a, const std::vector<Hop>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].edge != b[i].edge || a[i].forward != b[i].forward) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const P2pConfig& cfg, double size_bytes) {
+  const int nodes = topo.num_nodes(), gpn = std::max(1, topo.gpus_per_node()), n = topo.num_gpus();
+  if (n < 2) return 0.0;
+  const UniformFabric fabric = uniform_fabric(topo);
+  if (!fabric.ok) return std::nullopt;
+  const double message = size_bytes / n;
+  const P2pOp op = nccl_p2p_op(cfg, message, nodes > 1);  // protocol and rounds in flight as for every message
+  const RingProtocol proto = ring_protocol(op.proto);
+  const double wire = message * proto.wire_factor;
+  const int in_flight = std::max(1, op.max_concurrent_peers);
+  const long npl = std::max(1, topo.nodes_per_leaf());
+  const long full_groups = nodes / npl, partial = nodes % npl;
+  const bool several_groups = nodes > npl;
+  const int rails = std::max(1, topo.nics_per_node());
+
+  // Inside a node: route, NCCL's step latency, route latency per pair of local indices.
+  struct Local {
+    Route route;
+    double step = 0, latency = 0;
+  };
+  std::vector<Local> local(static_cast<std::size_t>(gpn * gpn));
+  for (int l = 0; l < gpn; ++l)
+    for (int m = 0; m < gpn; ++m) {
+      if (l == m) continue;
+      Local& x = local[static_cast<std::size_t>(l * gpn + m)];
+      x.route = route_between_gpus(topo, l, m);
+      x.step = step_latency_s(topo, proto.timing, l, m, -1);
+      x.latency = route_latency_s(topo, x.route);
+    }
+  // Across nodes, per pair of local indices and class (inside a group: node 0 -> 1; across: 0 -> npl).
+  std::vector<NetPattern> net(nodes > 1 ? static_cast<std::size_t>(gpn * gpn) : 0);
+  const bool has_class[2] = {npl >= 2 && nodes >= 2, several_groups};
+  const int rep_node[2] = {1, static_cast<int>(npl)};
+  for (int l = 0; l < gpn && nodes > 1; ++l)
+    for (int m = 0; m < gpn; ++m) {
+      NetPattern& p = net[static_cast<std::size_t>(l * gpn + m)];
+      bool first = true;
+      for (int c = 0; c < 2; ++c) {
+        if (!has_class[c]) continue;
+        const int b = rep_node[c];
+        const P2pPath path = p2p_message_path(topo, cfg, l, b * gpn + m);
+        if (path.rail < 0 || path.rail >= rails || path.nic_gpu < 0 || path.nic_gpu >= gpn) return std::nullopt;
+        const Route record = route_between_gpus(topo, path.nic_gpu, b * gpn + m, path.rail);
+        std::vector<Hop> hops;
+        double leg_latency = 0;
+        if (path.nic_gpu != l) {
+          const Route& leg = local[static_cast<std::size_t>(l * gpn + path.nic_gpu)].route;
+          hops.assign(leg.begin(), leg.end());
+          leg_latency = route_latency_s(topo, route_between_gpus(topo, l, path.nic_gpu));
+        }
+        if (!split_route(topo, fabric, record, b, path.rail, c == 1, &hops)) return std::nullopt;
+        if (first) {
+          p.rail = path.rail;
+          p.relay = path.nic_gpu;
+          p.leg = path.nic_gpu != l;
+          p.leg_latency = leg_latency;
+          p.node_hops = std::move(hops);
+          first = false;
+        } else if (p.rail != path.rail || p.relay != path.nic_gpu || !same_hops(p.node_hops, hops)) {
+          return std::nullopt;
+        }
+        // fixed_s's route latency: through the relay, its leg plus the relay's route.
+        p.record_latency[c] = route_latency_s(topo, record);
+        p.full_latency[c] = p.leg ? p.leg_latency + p.record_latency[c]
+                                  : route_latency_s(topo, route_between_gpus(topo, l, b * gpn + m, path.rail));
+      }
+    }
+
+  // Per wave: the schedule's records are one per message inside a node, one per (sending GPU,
+  // destination) across nodes, one leg per (sender, relay); each node sends and receives the same
+  // pattern, so node 0's links carry every node's load.
+  double total = 0;
+  const int waves = (n - 1) / in_flight + 1;
+  std::vector<long> intra_count(static_cast<std::size_t>(gpn * gpn)), net_count(intra_count.size());
+  std::vector<long> posted(static_cast<std::size_t>(gpn));
+  std::vector<double> spine_full(static_cast<std::size_t>(rails)), spine_partial(static_cast<std::size_t>(rails));
+  // First message of each record and leg of the wave: (l, m, nodes delta).
+  struct First {
+    int l, m;
+    long delta;
+    bool leg;
+  };
+  std::vector<First> firsts;
+  std::vector<char> record_seen, leg_seen;
+  for (int w = 0; w < waves; ++w) {
+    const long lo = std::max(1L, static_cast<long>(w) * in_flight), hi = std::min<long>(n, static_cast<long>(w + 1) * in_flight);
+    if (lo >= hi) continue;
+    std::fill(intra_count.begin(), intra_count.end(), 0);
+    std::fill(net_count.begin(), net_count.end(), 0);
+    std::fill(posted.begin(), posted.end(), 0);
+    std::fill(spine_full.begin(), spine_full.end(), 0.0);
+    std::fill(spine_partial.begin(), spine_partial.end(), 0.0);
+    firsts.clear();
+    long received = 0;  // network messages each GPU receives this wave: one per round across nodes
+    long delta_seen = -1;
+    for (long round = lo; round < hi; ++round) {
+      const long delta = round / gpn;
+      const int ld = static_cast<int>(round % gpn);
+      if (delta == 0) {
+        for (int l = 0; l < gpn; ++l) ++intra_count[static_cast<std::size_t>(l * gpn + (l + ld) % gpn)];
+        continue;
+      }
+      if (delta != delta_seen) {  // records are per destination node: a new delta, new records
+        delta_seen = delta;
+        record_seen.assign(static_cast<std::size_t>(gpn * gpn), 0);
+      }
+      if (leg_seen.empty()) leg_seen.assign(static_cast<std::size_t>(gpn * gpn), 0);
+      ++received;
+      const long cross_full = npl - same_group_pairs(npl, nodes, delta);
+      const long cross_partial = partial > 0 ? partial - same_group_pairs(partial, nodes, delta) : 0;
+      for (int l = 0; l < gpn; ++l) {
+        const int m = (l + ld) % gpn;
+        const NetPattern& p = net[static_cast<std::size_t>(l * gpn + m)];
+        ++net_count[static_cast<std::size_t>(l * gpn + m)];
+        ++posted[static_cast<std::size_t>(p.relay)];
+        if (several_groups) {
+          spine_full[static_cast<std::size_t>(p.rail)] += static_cast<double>(cross_full);
+          spine_partial[static_cast<std::size_t>(p.rail)] += static_cast<double>(cross_partial);
+        }
+        char& seen = record_seen[static_cast<std::size_t>(p.relay * gpn + m)];
+        if (!seen) {
+          seen = 1;
+          firsts.push_back({l, m, delta, false});
+        }
+        if (p.leg) {
+          char& leg = leg_seen[static_cast<std::size_t>(l * gpn + p.relay)];
+          if (!leg) {
+            leg = 1;
+            firsts.push_back({l, m, delta, true});
+          }
+        }
+      }
+    }
+    std::fill(leg_seen.begin(), leg_seen.end(), 0);
+    // The largest fixed cost of the wave's records (p2p_closed_form_time_s: delay + route latency).
+    double delay = 0;
+    const double launch = w == 0 ? proto.timing.launch_s : 0.0;
+    for (int l = 0; l < gpn; ++l)
+      for (int m = 0; m < gpn; ++m)
+        if (intra_count[static_cast<std::size_t>(l * gpn + m)] > 0) {
+          const Local& x = local[static_cast<std::size_t>(l * gpn + m)];
+          const double fixed = std::max(x.step, x.latency) + launch;
+          delay = std::max(delay, std::max(0.0, fixed - x.latency) + x.latency);
+        }
+    for (const First& f : firsts) {
+      const NetPattern& p = net[static_cast<std::size_t>(f.l * gpn + f.m)];
+      const long same = full_groups * same_group_pairs(npl, nodes, f.delta) +
+                        (partial > 0 ? same_group_pairs(partial, nodes, f.delta) : 0);
+      const bool present[2] = {same > 0, same < nodes};
+      for (int c = 0; c < 2; ++c) {
+        if (!present[c]) continue;
+        double fixed = std::max(proto.timing.net_step_s, p.full_latency[c]) + launch;
+        fixed += cfg.proxy_cost_s * static_cast<double>(posted[static_cast<std::size_t>(p.relay)] + received);
+        const double own = f.leg ? p.leg_latency : p.record_latency[c];
+        delay = std::max(delay, std::max(0.0, fixed - own) + own);
+      }
+    }
+    // The busiest link direction: node 0's links (every node's), a full group's and the partial
+    // group's spine links.
+    LinkLoad load(topo);
+    for (int l = 0; l < gpn; ++l)
+      for (int m = 0; m < gpn; ++m) {
+        const std::size_t k = static_cast<std::size_t>(l * gpn + m);
+        if (intra_count[k] > 0)
+          for (const Hop& h : local[k].route) load.add(h, static_cast<double>(intra_count[k]) * wire);
+        if (net_count[k] > 0) {
+          const NetPattern& p = net[k];
+          const double bytes = static_cast<double>(net_count[k]) * wire;
+          for (const Hop& h : p.node_hops) load.add(h, bytes);
+          const Hop& up = fabric.nic_up[static_cast<std::size_t>(p.rail)];
+          load.add(up, bytes);
+          load.add(Hop{up.edge, !up.forward}, bytes);
+        }
+      }
+    double busiest = load.busiest().time_s;
+    if (several_groups) {
+      LinkLoad spine(topo);
+      for (int r = 0; r < rails; ++r) {
+        const Hop& full = fabric.spine_up_full[static_cast<std::size_t>(r)];
+        const Hop& part = fabric.spine_up_partial[static_cast<std::size_t>(r)];
+        if (spine_full[static_cast<std::size_t>(r)] > 0 && full_groups > 0) {
+          spine.add(full, spine_full[static_cast<std::size_t>(r)] * wire);
+          spine.add(Hop{full.edge, !full.forward}, spine_full[static_cast<std::size_t>(r)] * wire);
+        }
+        if (spine_partial[static_cast<std::size_t>(r)] > 0) {
+          spine.add(part, spine_partial[static_cast<std::size_t>(r)] * wire);
+          spine.add(Hop{part.edge, !part.forward}, spine_partial[static_cast<std::size_t>(r)] * wire);
+        }
+      }
+      busiest = std::max(busiest, spine.busiest().time_s);
+    }
+    total += delay + busiest;
+  }
+  return total;
+}
+
+double alltoall_closed_form_time_s(const Topology& topo, const P2pConfig& cfg, double size_bytes) {
+  if (const std::optional<double> t = alltoall_closed_form_by_counts(topo, cfg, size_bytes)) return *t;
+  if (topo.num_gpus() > kMaxAlltoallClosedFormScheduleGpus)
+    throw InputError("--nodes", std::to_string(topo.num_gpus()) +
+                                    " GPUs: alltoall's closed form needs every node a copy of node 0 and equal NIC"
+                                    " and spine links per rail (docs/collectives.md); on other fabrics it builds the"
+                                    " schedule, at most " +
+                                    std::to_string(kMaxAlltoallClosedFormScheduleGpus) + " GPUs");
+  return p2p_closed_form_time_s(topo, alltoall_schedule(topo, cfg, size_bytes));
 }
 
 }  // namespace ccsim

@@ -27,6 +27,7 @@
 //     wave travel as one network record; P2pScheduleOptions::aggregate_pxn.
 // See docs/collectives.md for the model and its approximations.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,26 @@ Schedule sendrecv_schedule(const Topology& topo, const P2pConfig& cfg, double si
 Schedule alltoall_schedule(const Topology& topo, const P2pConfig& cfg, double size_bytes,
                            const P2pScheduleOptions& options = {});
 
+// The records of alltoall_schedule(topo, cfg, size_bytes, options) whose source lies in nodes
+// [0, node_shift) (any node when node_shift is 0) and, with `rail_rotation`, has local index 0: one per
+// orbit of the rotations by node_shift nodes and by one local GPU and NIC (sim/symmetry.h), in
+// alltoall_schedule's order, with the same fields and finish lists; a dependency points at the
+// representative of the whole schedule's dependency (its image under the rotation that brings its
+// source to local index 0). Only the messages of nodes [0, node_shift) are planned. For a caller that
+// has proven that those rotations map the schedule onto itself (sim/p2p_orbits.h, which also sets
+// Schedule::orbit_order and kin). PXN aggregation on (the default); node_shift must divide the nodes.
+Schedule alltoall_representatives(const Topology& topo, const P2pConfig& cfg, double size_bytes, int node_shift,
+                                  bool rail_rotation, const P2pScheduleOptions& options = {});
+
+// Which NIC a message from `src` to `dst` leaves through and which GPU's NIC sends it: rail -1 and
+// nic_gpu -1 inside a node; across nodes the source's own NIC (nic_gpu = src) or, with PXN, the NIC of
+// the destination's rail, sent by the GPU on that rail in the source's node.
+struct P2pPath {
+  int rail = -1;
+  int nic_gpu = -1;
+};
+P2pPath p2p_message_path(const Topology& topo, const P2pConfig& cfg, int src, int dst);
+
 // Ranks in NCCL's p2p round order for `rank` (round 0 is the rank itself): round r sends to the rank
 // r/ppn nodes and r%ppn local GPUs ahead (ncclP2pSchedule's node-major order).
 std::vector<int> p2p_round_peers(int nranks, int gpus_per_node, int rank);
@@ -129,5 +150,22 @@ int p2p_round(int nranks, int gpus_per_node, int src, int dst);
 // bandwidth; waves add up. Exact for uniform, uncongested waves where every message shares its
 // bottleneck with equally sized ones.
 double p2p_closed_form_time_s(const Topology& topo, const Schedule& schedule);
+
+// p2p_closed_form_time_s(topo, alltoall_schedule(topo, cfg, size_bytes)) without the schedule (n(n-1)
+// messages: 17 GB at 32768 GPUs), in O(GPUs) time and O(nodes + gpus_per_node^2) memory, where every
+// node is a copy of node 0 (Topology::node_vertex_block) with equal NIC-leaf and leaf-spine links
+// per rail, and every cross-node route has routing.cpp's shape (inside the source node, its NIC, the
+// leaf, the spine when the leaf groups differ, the destination's leaf and NIC, inside the destination
+// node): then a node's links carry the same bytes in every node, a full leaf group's spine links the
+// same in every full group, and the fixed costs of node pairs inside one leaf group are equal, as are
+// those across groups. Per wave the rounds give the counts: how many messages of each pair of local
+// indices, how many of them cross groups (per nodes delta, in closed form), the proxies' loads. The
+// numbers are the schedule's (equal bytes summed as counts: 1e-15 apart at most; tests/test_p2p.cpp).
+// Elsewhere it builds the schedule, up to kMaxAlltoallClosedFormScheduleGpus GPUs (InputError above).
+double alltoall_closed_form_time_s(const Topology& topo, const P2pConfig& cfg, double size_bytes);
+// The counting part of it alone: nullopt where the fabric is not so uniform.
+std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const P2pConfig& cfg, double size_bytes);
+// The largest alltoall whose closed form builds its schedule (n(n-1) messages: ~0.7 GiB at 2048 GPUs).
+constexpr int kMaxAlltoallClosedFormScheduleGpus = 2048;
 
 }  // namespace ccsim

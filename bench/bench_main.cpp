@@ -9,10 +9,11 @@
 //   5. (--moe) one skewed MoE layer (ratio:2.5, 4096 tokens per rank, DeepEP normal kernels) at EP 256
 //      and 1024 (1024 experts there) on dgx-h100 nodes, then nccl and deepep-ll at EP 256: routing +
 //      traffic + dispatch and combine in the engine (docs/moe.md)
-//   6. (--scale [--quick]) time and peak memory against GPUs (ring, Tree, NVLSTree, alltoall), 64 .. 4096 (docs/performance.md, "Scale"):
+//   6. (--scale [--quick]) time and peak memory against GPUs (ring, Tree, NVLSTree, alltoall), 64 .. 4096
+//      (docs/performance.md, "Scale"):
 //      1 GiB ring all_reduce, Ring/Simple as issue 12 ran it (orbit representatives, sim/ring_orbits.h),
-//      alltoall up to 1024 GPUs, and the closed form at 32768 GPUs; each case in a child process of its
-//      own, so its peak memory is its own (--quick: up to 1024 GPUs)
+//      alltoall (orbit representatives, sim/p2p_orbits.h), and the closed forms of both at 32768 GPUs;
+//      each case in a child process of its own, so its peak memory is its own (--quick: up to 1024 GPUs)
 // Peak memory is the larger of this process's and its simulation children's maximum resident set.
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -212,10 +213,11 @@ int main(int argc, char** argv) {
         if (!quick || nodes <= 128)
           scale_case(std::string("all_reduce --algo ") + algo + " --proto simple", "all_reduce", nodes, algo, "Simple",
                      ccsim::PredictModel::Engine);
-    for (int nodes : {8, 16, 32, 64, 128})
-      scale_case("alltoall", "alltoall", nodes, "", "", ccsim::PredictModel::Engine);
+    for (int nodes : {8, 16, 32, 64, 128, 256, 512})
+      if (!quick || nodes <= 128) scale_case("alltoall", "alltoall", nodes, "", "", ccsim::PredictModel::Engine);
     scale_case("all_reduce --algo ring --proto simple, closed form", "all_reduce", 4096, "Ring", "Simple",
                ccsim::PredictModel::ClosedForm);
+    scale_case("alltoall, closed form", "alltoall", 4096, "", "", ccsim::PredictModel::ClosedForm);
     return 0;
   }
   if (argc > 1 && std::strcmp(argv[1], "--moe") == 0) {

@@ -21,12 +21,15 @@ namespace ccsim {
 
 namespace {
 
-// Whether every schedule the engine may replay grows linearly in the GPUs: rings it generates as
-// orbit representatives (sim/ring_orbits.h; a tuned ring collective, or a calibration, which replays
-// the ring) and Tree, NVLSTree and CollNet all_reduce (2(n-1) records per family and chunk at most:
-// 8.4 M at 4096 dgx-h100 GPUs); the symmetry on. An algorithm the filter allows but the engine does
-// not replay there (NVLS or PAT across dgx-h100 nodes) falls back to Ring or to NCCL's cost model.
-bool replays_linear_schedules_only(const PredictRequest& req, const Topology& topo) {
+// Whether every schedule the engine may replay above kMaxWholeScheduleGpus stays small: alltoall
+// generated as orbit representatives (sim/p2p_orbits.h), rings likewise (sim/ring_orbits.h; a tuned
+// ring collective, or a calibration, which replays the ring), and Tree, NVLSTree and CollNet
+// all_reduce, whose schedules grow linearly in the GPUs (2(n-1) records per family and chunk at
+// most: 8.4 M at 4096 dgx-h100 GPUs); the symmetry on. An algorithm the filter allows but the engine
+// does not replay there (NVLS or PAT across dgx-h100 nodes) falls back to Ring or to NCCL's cost
+// model. The recipes refuse, in one line, what the fabric's rotations do not cover.
+bool replays_scalable_schedules_only(const PredictRequest& req, const Topology& topo) {
+  if (req.collective == "alltoall") return req.engine.exploit_symmetry;
   const CollectiveInfo* info = find_collective(req.collective);
   if (!info || info->shape != CollectiveShape::Tuned || !info->tuner_func || info->ring_step_multiple == 0 ||
       !req.engine.exploit_symmetry || req.custom_allreduce)
@@ -161,18 +164,18 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxEngineGpus) +
                                 " (its ring replays 2.1 M flows and takes about a minute at " +
                                 std::to_string(kMaxEngineGpus) + "); use --model closed-form (docs/errors.md)");
-  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_linear_schedules_only(req, topo))
+  if (req.model == PredictModel::Engine && topo.num_gpus() > kMaxWholeScheduleGpus && !replays_scalable_schedules_only(req, topo))
     throw InputError(where, gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
                                 " for schedules it holds whole (they grow as GPUs squared: ~6 GiB at " +
                                 std::to_string(kMaxWholeScheduleGpus) + "); up to " + std::to_string(kMaxEngineGpus) +
-                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter, generated one orbit at a"
-                                " time, and Tree, NVLSTree and CollNet all_reduce (symmetry on); or use --model"
-                                " closed-form (docs/errors.md)");
+                                " GPUs it replays ring all_reduce, all_gather and reduce_scatter and alltoall, generated"
+                                " one orbit at a time, and Tree, NVLSTree and CollNet all_reduce (symmetry on); or use"
+                                " --model closed-form (docs/errors.md)");
   if (args.has("trace") && topo.num_gpus() > kMaxWholeScheduleGpus)
     throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
                                                 std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");
   Prediction p = predict(topo, req);
-  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req);
+  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req, p.sim.empty() ? 0 : p.sim.front().transfers);
   PredictionReport& report = p.report;
   NcclTestsHeader& h = report.facts.table_header;
   h.min_bytes = req.sweep.min_bytes;

@@ -428,12 +428,16 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       times_s[i] = ring_closed_form_time_s(req.collective, n, s, ab);
     }
   } else if (!engine && p2p) {
-    // NCCL has no P2P cost model: ccsim's closed form of the P2P schedule (algorithms/p2p.h).
+    // NCCL has no P2P cost model: ccsim's closed form of the P2P schedule (algorithms/p2p.h); for
+    // alltoall without its n(n-1) messages.
+    const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
     for (std::size_t i = 0; i < sizes.size(); ++i)
-      times_s[i] = p2p_closed_form_time_s(topo, collective_schedule(topo, summary, req.collective,
-                                                                    static_cast<double>(sizes[i]), req.root,
-                                                                    Proto::Simple, channels)
-                                                    .schedule);
+      times_s[i] = req.collective == "alltoall"
+                       ? alltoall_closed_form_time_s(topo, cfg, static_cast<double>(sizes[i]))
+                       : p2p_closed_form_time_s(topo, collective_schedule(topo, summary, req.collective,
+                                                                          static_cast<double>(sizes[i]), req.root,
+                                                                          Proto::Simple, channels)
+                                                          .schedule);
   } else if (!engine) {
     for (std::size_t i = 0; i < sizes.size(); ++i)
       times_s[i] = out.choices[i].custom

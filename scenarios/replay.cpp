@@ -11,6 +11,7 @@
 #include "algorithms/tree.h"
 #include "common/error.h"
 #include "scenarios/collective_schedule.h"
+#include "sim/p2p_orbits.h"
 #include "sim/ring_orbits.h"
 
 namespace ccsim {
@@ -156,8 +157,27 @@ ReplayRecipe p2p_recipe(const ReplayContext& ctx, Proto proto) {
                               });
   r.p2p = true;
   r.label = std::string("P2P/") + to_string(proto);
-  r.build = [topo, summary, collective, proto](double size_bytes) {
-    return collective_schedule(*topo, *summary, collective, size_bytes, 0, proto, 1).schedule;
+  // alltoall with the symmetry on: its orbit representatives where the fabric's rotations hold
+  // (sim/p2p_orbits.h); above the whole-schedule limit nothing else.
+  const bool orbits = ctx.orbit_schedules && collective == "alltoall";
+  r.build = [topo, summary, collective, proto, cfg, orbits](double size_bytes) {
+    if (!orbits) return collective_schedule(*topo, *summary, collective, size_bytes, 0, proto, 1).schedule;
+    const bool whole_fits = topo->num_gpus() <= kMaxWholeScheduleGpus;
+    std::size_t messages = 0;
+    std::optional<Schedule> s =
+        alltoall_orbit_schedule(*topo, cfg, size_bytes, {}, whole_fits ? static_cast<std::size_t>(-1) : kMaxOrbitMessages, &messages);
+    if (s) return std::move(*s);
+    if (whole_fits) return collective_schedule(*topo, *summary, collective, size_bytes, 0, proto, 1).schedule;
+    const std::string gpus = std::to_string(topo->num_gpus()) + " GPUs";
+    if (messages > 0)
+      throw InputError("--nodes", gpus + ": alltoall's orbit representatives would plan " + std::to_string(messages) +
+                                      " messages, above the engine's limit of " + std::to_string(kMaxOrbitMessages) +
+                                      " (the fabric's node rotation does not hold, e.g. a partial leaf group);"
+                                      " use --model closed-form (docs/errors.md)");
+    throw InputError("--nodes", gpus + " is above the engine's limit of " + std::to_string(kMaxWholeScheduleGpus) +
+                                    " for whole schedules, and the fabric's node and rail rotations do not hold for"
+                                    " this alltoall, so it cannot be generated one orbit at a time; use --model"
+                                    " closed-form (docs/errors.md)");
   };
   return r;
 }

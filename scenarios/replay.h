@@ -21,8 +21,9 @@ struct ReplayContext {
   const StepTiming* calibrated_timing = nullptr;  // set: replay the ring with fitted timing, no wire overhead
   const NcclTopoSummary* summary = nullptr;     // NCCL's view of the topology (P2P channels, proxy cost)
   int root = 0;                                 // broadcast / reduce root
-  // Ring schedules as orbit representatives where the fabric's rotations hold (sim/ring_orbits.h):
-  // for the engine with its symmetry on; off, the whole schedule (traces need every record).
+  // Ring and alltoall schedules as orbit representatives where the fabric's rotations hold
+  // (sim/ring_orbits.h, sim/p2p_orbits.h): for the engine with its symmetry on; off, the whole
+  // schedule (traces need every record).
   bool orbit_schedules = false;
 };
 
@@ -47,12 +48,18 @@ struct ReplayRecipe {
 };
 
 // Schedules held whole (every record) stop at this many GPUs: a ring's 16 n^2 records are ~6 GiB at
-// 2048 (cli/commands.h has the engine's overall limit). Rings generated as orbit representatives
-// (sim/ring_orbits.h) go further; a ring whose rotations do not hold there is refused.
+// 2048 (cli/commands.h has the engine's overall limit). Rings and alltoalls generated as orbit
+// representatives (sim/ring_orbits.h, sim/p2p_orbits.h) go further; one whose rotations do not hold
+// there is refused.
 constexpr int kMaxWholeScheduleGpus = 2048;
 // Orbit-representative ring schedules above kMaxWholeScheduleGpus are simulated record by record:
 // beyond this many records (about 60 s of SimGrid and 1.5 GiB) they are refused too.
 constexpr std::size_t kMaxOrbitRecords = std::size_t{8} << 20;
+// An alltoall's orbit representatives above kMaxWholeScheduleGpus plan the messages of the nodes one
+// node rotation spans (sim/p2p_orbits.h: 1 M at 4096 dgx-h100 GPUs, leaf groups of 32), of every node
+// without node rotation; beyond this many (a whole alltoall of 2048 GPUs plans 4.2 M: 0.7 GiB) they
+// are refused.
+constexpr std::size_t kMaxOrbitMessages = std::size_t{4} << 20;
 
 // Above this many GPUs the FIFO pipelines (Tree, NVLSTree, CollNet) are replayed on the fluid solver:
 // thousands of their connections are in flight at once and SimGrid re-solves them all at every event

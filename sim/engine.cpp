@@ -422,8 +422,8 @@ Prepared prepare(const Topology& topo, const Schedule& original, const EngineOpt
   Prepared p;
   p.original = &original;
   if (original.orbit_order > 1) {
-    // Orbit representatives (sim/ring_orbits.h): the generator proved the quotient; its records are
-    // unique by key, so nothing merges.
+    // Orbit representatives (sim/ring_orbits.h, sim/p2p_orbits.h): the generator proved the quotient;
+    // its records are unique by key, so nothing merges.
     if (!options.exploit_symmetry)
       throw std::logic_error("an orbit-representative schedule needs EngineOptions::exploit_symmetry");
     p.merged = unmerged(original);
@@ -541,8 +541,8 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   SimResult result;
   const bool orbits = original.orbit_order > 1;
   result.transfers = orbits ? original.orbit_full_records : original.transfers.size();
-  if (orbits && (options.record_transfers || !original.finish_begin.empty()))
-    throw std::logic_error("an orbit-representative schedule has no per-transfer times or finish lists");
+  if (orbits && options.record_transfers)
+    throw std::logic_error("an orbit-representative schedule has no per-transfer times");
   result.rank_finish_s.assign(static_cast<std::size_t>(original.nranks), 0.0);
   if (original.transfers.empty()) return result;
   result.merge_bundle = merged.bundle;

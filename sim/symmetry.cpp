@@ -412,6 +412,31 @@ bool gpu_route_invariant(const Topology& topo, int src, int dst, int rail, Rotat
                          route_between_gpus(topo, rotate_gpu_rank(topo, src, r), rotate_gpu_rank(topo, dst, r), image_rail), r);
 }
 
+VertexRotation::VertexRotation(const Topology& topo, Rotation r) : topo_(&topo) {
+  const std::size_t n = topo.num_vertices();
+  image_.resize(n);
+  has_image_.assign(n, 0);
+  for (std::size_t v = 0; v < n; ++v) has_image_[v] = rotate_vertex(topo, static_cast<VertexId>(v), r, &image_[v]) ? 1 : 0;
+}
+
+bool VertexRotation::maps_onto(const Route& route, const Route& image) const {
+  if (route.size() != image.size()) return false;
+  for (std::size_t h = 0; h < route.size(); ++h) {
+    const Endpoints e = endpoints(*topo_, route[h]), f = endpoints(*topo_, image[h]);
+    if (!has_image_[e.from] || !has_image_[e.to]) return false;
+    // Edges are one per vertex pair, so the image hop is the rotated one when its ends are.
+    if (image_[e.from] != f.from || image_[e.to] != f.to) return false;
+    const bool fixed = (f.from == e.from && f.to == e.to) || (f.from == e.to && f.to == e.from);
+    if (fixed && !fixed_switch_link(*topo_, route[h])) return false;
+    const Link& a = topo_->link(route[h].edge);
+    const Link& b = topo_->link(image[h].edge);
+    if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
+        a.shared_duplex != b.shared_duplex)
+      return false;
+  }
+  return true;
+}
+
 Quotient orbit_quotient(const Schedule& schedule) {
   Quotient q = identity_quotient(schedule);
   q.node_shift = schedule.orbit_node_shift;

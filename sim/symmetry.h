@@ -60,6 +60,20 @@ int rotate_gpu_rank(const Topology& topo, int rank, Rotation r);
 // route_between_gpus(src, dst, rail) maps under r onto the route of the image, link for link with
 // equal links, and r moves every link of it (the check find_quotient makes for every route).
 bool gpu_route_invariant(const Topology& topo, int src, int dst, int rail, Rotation r);
+// A rotation's image of every vertex, looked up once (rotate_vertex searches the topology's maps
+// per call): for proofs over millions of routes (sim/p2p_orbits.h).
+class VertexRotation {
+ public:
+  VertexRotation(const Topology& topo, Rotation r);
+  // gpu_route_invariant's check on two routes already computed: `route` maps under the rotation onto
+  // `image`, link for link with equal links, and the rotation moves every link of it.
+  bool maps_onto(const Route& route, const Route& image) const;
+
+ private:
+  const Topology* topo_;
+  std::vector<VertexId> image_;
+  std::vector<char> has_image_;
+};
 // The quotient of an orbit-representative schedule (Schedule::orbit_order > 1): every record its own
 // representative, the group the generator proved.
 Quotient orbit_quotient(const Schedule& schedule);

@@ -36,16 +36,22 @@ TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   // --nodes 3000 ran 10 minutes without a word.
   expect_input_error(ccsim("all_reduce_perf --nodes 3000"),
                      {"--nodes: 24000 GPUs is above the engine's limit of 4096", "--model closed-form"});
-  // Above 2048 GPUs only schedules that grow linearly in the GPUs fit: rings generated one orbit at a
-  // time (sim/ring_orbits.h) and Tree, NVLSTree and CollNet all_reduce. Not alltoall (n^2 messages).
-  expect_input_error(ccsim("alltoall_perf --nodes 300 -b 1G -e 1G"),
-                     {"--nodes: 2400 GPUs is above the engine's limit of 2048 for schedules it holds whole",
-                      "Tree, NVLSTree and CollNet all_reduce", "--model closed-form"});
+  // Above 2048 GPUs only schedules that stay small fit: rings and alltoall generated one orbit at a
+  // time (sim/ring_orbits.h, sim/p2p_orbits.h) and Tree, NVLSTree and CollNet all_reduce, which grow
+  // linearly in the GPUs.
   // 8 B by Tree/Simple on 300 nodes: NCCL's Tree latency, 8.4 + 2 (7 x 4.0 + 9 x 14) us (7 chain hops
   // in a node and ceil(log2 300) = 9 tree hops, up and down), replayed on the fluid solver.
   const auto tree = ccsim("all_reduce_perf --nodes 300 -b 8 -e 8 --algo tree --proto simple");
   ASSERT_EQ(tree.code, 0) << tree.err;
   EXPECT_NE(tree.out.find("  316.40  "), std::string::npos) << tree.out;
+  // alltoall above 2048 GPUs: its orbit representatives (sim/p2p_orbits.h), planned from the nodes one
+  // node rotation spans; 300 nodes are not whole leaf groups of 32, so every node's messages would
+  // be planned (2400 x 2399), refused before any is.
+  expect_input_error(ccsim("alltoall_perf --nodes 300 -b 1G -e 1G"),
+                     {"--nodes: 2400 GPUs: alltoall's orbit representatives would plan 5757600 messages, above the "
+                      "engine's limit of 4194304", "--model closed-form"});
+  expect_input_error(ccsim("alltoall_perf --nodes 300 -b 1G -e 1G --no-symmetry"),
+                     {"limit of 2048 for schedules it holds whole"});
   expect_input_error(ccsim("all_reduce_perf --nodes 300 -b 1G -e 1G --algo ring --no-symmetry"),
                      {"limit of 2048 for schedules it holds whole"});
   // 300 nodes are not whole leaf groups of 32: only the rails rotate, and the orbit representatives
@@ -60,6 +66,19 @@ TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   const auto r = ccsim("all_reduce_perf --nodes 16384 --model closed-form -b 1G -e 1G");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("131072 ranks"), std::string::npos);
+}
+
+// --trace at 2048 GPUs ended in std::bad_alloc: a JSON tree of ~4 KB per event (a ring transfer makes
+// ~4 events) on top of the whole schedule. The events are now written one by one, and a schedule of
+// more than kMaxTraceTransfers (1 M: ~0.9 GB of JSON, 1.4 GiB peak at the limit) is refused before
+// the trace builds it. 33 dgx-h100 nodes: the ring's 2 x 263 x 264 x 8 = 1110912 transfers.
+TEST(HardeningCli, TracesAreLimitedBeforeTheirScheduleIsBuilt) {
+  const std::string path = hardening::temp_path("trace.json");
+  std::remove(path.c_str());
+  expect_input_error(ccsim("predict --nodes 33 -b 1M -e 1M --algo ring --trace " + path),
+                     {"--trace: the schedule has 1110912 transfers, above the 1048576 a trace holds"});
+  std::ifstream written(path);
+  EXPECT_FALSE(written.good()) << "no trace file is left behind";
 }
 
 // Library exceptions instead of an up-front limit: moe --tokens 1e8 ended in std::bad_alloc (1e7 ran

@@ -259,5 +259,68 @@ TEST(P2pAggregation, UniformAlltoallKeepsItsBytes) {
   EXPECT_DOUBLE_EQ(network_grouped, network_whole);
 }
 
+// alltoall_closed_form_time_s counts what the schedule holds instead of building it (17 GB at 32768
+// GPUs): the same number as p2p_closed_form_time_s over alltoall_schedule, with and without leaf
+// groups (full, partial, one node each), PXN or not, one node, a multi-host NVLink domain, LL and
+// Simple messages, one wave and many.
+TEST(P2pClosedForm, AlltoallByCountsEqualsTheSchedulesClosedForm) {
+  std::vector<std::pair<std::string, Topology>> topos;
+  for (const char* name : {"dgx-h100", "hgx-a100", "pcie-gen4-8gpu", "aws-p5"})
+    for (int nodes : {1, 2, 3}) topos.emplace_back(std::string(name) + " x" + std::to_string(nodes), preset(name, nodes));
+  // NVLink domains of 18 trays (72 GPUs) as nodes.
+  for (int trays : {18, 36}) topos.emplace_back("gb200-nvl72 x" + std::to_string(trays), preset("gb200-nvl72", trays));
+  for (const auto& [nodes, per_leaf] : std::vector<std::pair<int, int>>{{8, 4}, {10, 4}, {7, 3}, {5, 1}, {12, 4}}) {
+    for (const char* name : {"dgx-h100", "hgx-a100"}) {
+      nlohmann::json spec = load_topology_spec(name);
+      set_node_count(spec, nodes);
+      apply_override(spec, "fabric.nodes_per_leaf=" + std::to_string(per_leaf), "test");
+      topos.emplace_back(std::string(name) + " x" + std::to_string(nodes) + " leaf " + std::to_string(per_leaf),
+                         build_topology(spec, "test"));
+    }
+  }
+  topos.emplace_back("1-GPU x16 leaf 5", build_topology(testing::single_gpu_nodes_spec(16, 5, 2.0), "test"));
+  for (const auto& [label, topo] : topos) {
+    const P2pConfig cfg = config_of(topo);
+    const double n = topo.num_gpus();
+    for (double size : {64.0 * n, 1.0 * (1 << 20), 1.0 * (1 << 30), 3e8 + 7}) {
+      const double expected = p2p_closed_form_time_s(topo, alltoall_schedule(topo, cfg, size));
+      const std::optional<double> counted = alltoall_closed_form_by_counts(topo, cfg, size);
+      ASSERT_TRUE(counted.has_value()) << label;
+      // Equal bytes summed message by message there, multiplied by their count here.
+      EXPECT_NEAR(*counted, expected, 1e-13 * expected) << label << ", " << size << " bytes";
+      EXPECT_EQ(alltoall_closed_form_time_s(topo, cfg, size), *counted);
+    }
+  }
+}
+
+// 32768 GPUs (4096 nominal dgx-h100 nodes, 128 leaf groups), 1 GiB: 32 KiB messages, Simple on one
+// channel, so p2p_channels / 1 x 8 rounds in flight per wave. In every wave each node sends one
+// message per round across nodes on each rail (GPU l's message to local GPU l + d leaves through the
+// NIC of rail l + d, sent by the GPU on it), so a NIC carries R_w messages of 32 KiB each way
+// (R_w: the wave's rounds across nodes; wave 0 starts at round 1 and its first 7 stay inside the
+// node), the leaf-spine links (32 x 400 Gb/s) at most 32 R_w, PCIe (64 GB/s) and NVLink less. The
+// fixed cost of a network record: NCCL's NET hop 14 us (above any route's latency), launch 8.4 us in
+// wave 0, and the relay GPU's proxy sweep of R_w sends and R_w receives at 1 us each:
+//   T = sum_w 14 us + [w = 0] 8.4 us + 2 R_w x 1 us + R_w x 32 KiB / 50 GB/s.
+TEST(P2pClosedForm, AlltoallAt32768GpusIsTheHandDerivedOne) {
+  const Topology topo = nominal_dgx_h100(4096);
+  const P2pConfig cfg = config_of(topo);
+  const double size = 1 << 30, message = size / 32768;
+  const P2pOp op = nccl_p2p_op(cfg, message, true);
+  ASSERT_EQ(op.proto, Proto::Simple);
+  ASSERT_EQ(op.channels, 1);
+  const int in_flight = op.max_concurrent_peers;
+  ASSERT_EQ(in_flight, cfg.p2p_channels * 8);
+  double expected = 0;
+  for (int w = 0; w * in_flight < 32768; ++w) {
+    const int first = std::max(8, w * in_flight), last = std::min(32768, (w + 1) * in_flight);  // rounds across nodes
+    const double rounds = last - first;
+    expected += 14e-6 + (w == 0 ? 8.4e-6 : 0.0) + 2 * rounds * 1e-6 + rounds * message / 50e9;
+  }
+  const std::optional<double> t = alltoall_closed_form_by_counts(topo, cfg, size);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_NEAR(*t, expected, 1e-9 * expected);
+}
+
 }  // namespace
 }  // namespace ccsim

@@ -8,9 +8,12 @@
 #include <tuple>
 
 #include "algorithms/closed_form.h"
+#include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
+#include "algorithms/p2p.h"
 #include "algorithms/ring.h"
 #include "sim/engine.h"
+#include "sim/p2p_orbits.h"
 #include "sim/ring_orbits.h"
 #include "sim/symmetry.h"
 #include "test_helpers.h"
@@ -170,6 +173,78 @@ TEST(Scale, OrbitSchedulesRefuseWhatTheEngineCannotProve) {
   RingScheduleOptions expanded;
   expanded.expand_channels_and_chunks = true;
   EXPECT_FALSE(ring_orbit_schedule(preset("dgx-h100", 1), plan_rings(preset("dgx-h100", 1), 16), "all_reduce", 1 << 30, expanded));
+}
+
+// alltoall_schedule (the engine proves its quotient from the records) against alltoall_orbit_schedule
+// (the generator proves it from the messages' paths and the routes): the same quotient, the same
+// representatives with the same dependencies and finish lists, and bit-identical simulations over a
+// sweep of sizes (LL and Simple messages). `expected_order` is derived by hand from the fabric.
+void expect_alltoall_orbits_unchanged(const Topology& topo, int expected_order) {
+  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+  const std::vector<double> sizes = {64.0 * topo.num_gpus(), 1 << 20, 64 << 20, 1 << 30};
+  for (double size : sizes) {
+    SCOPED_TRACE(std::to_string(topo.num_gpus()) + " GPUs, " + std::to_string(size) + " bytes");
+    const Schedule whole = alltoall_schedule(topo, cfg, size);
+    const std::optional<Schedule> orbits = alltoall_orbit_schedule(topo, cfg, size);
+    const Quotient q = find_quotient(topo, whole);
+    EXPECT_EQ(q.order, expected_order);
+    if (expected_order == 1) {
+      EXPECT_FALSE(orbits.has_value());
+      continue;
+    }
+    ASSERT_TRUE(orbits.has_value());
+    EXPECT_EQ(orbits->orbit_order, q.order);
+    EXPECT_EQ(orbits->orbit_node_shift, q.node_shift);
+    EXPECT_EQ(orbits->orbit_rail_rotation, q.rail_rotation);
+    EXPECT_EQ(orbits->orbit_full_records, whole.transfers.size());
+    ASSERT_EQ(orbits->transfers.size(), q.reps.size());
+    std::vector<int> rep_index(whole.transfers.size(), -1);
+    for (std::size_t i = 0; i < q.reps.size(); ++i) rep_index[q.reps[i]] = static_cast<int>(i);
+    for (std::size_t i = 0; i < q.reps.size(); ++i) {
+      const Transfer &a = whole.transfers[q.reps[i]], &b = orbits->transfers[i];
+      ASSERT_EQ(std::tie(a.src, a.dst, a.rail, a.family, a.step, a.bytes, a.delay_s, a.channels, a.chunks, a.dep_count),
+                std::tie(b.src, b.dst, b.rail, b.family, b.step, b.bytes, b.delay_s, b.channels, b.chunks, b.dep_count))
+          << "representative " << i;
+      std::vector<int> expected, got;
+      for (std::uint32_t k = 0; k < a.dep_count; ++k) expected.push_back(rep_index[q.rep_of[whole.deps_of(a)[k]]]);
+      for (std::uint32_t k = 0; k < b.dep_count; ++k) got.push_back(static_cast<int>(orbits->deps_of(b)[k]));
+      ASSERT_EQ(got, expected) << "representative " << i;
+      std::vector<int> finish_a, finish_b;
+      whole.for_each_finish_rank(q.reps[i], [&](int r) { finish_a.push_back(r); });
+      orbits->for_each_finish_rank(i, [&](int r) { finish_b.push_back(r); });
+      ASSERT_EQ(finish_a, finish_b) << "representative " << i;
+    }
+    EngineOptions eo;
+    eo.pipeline_depth = kP2pPipelineDepth;
+    expect_identical(simulate_one(topo, whole, eo), simulate_one(topo, *orbits, eo));
+  }
+}
+
+TEST(Scale, AlltoallOrbitRepresentativesSimulateAsTheWholeSchedule) {
+  // One dgx-h100 node: rail rotation only (order 8); 2 nodes in one leaf group: by one node and rails (16).
+  expect_alltoall_orbits_unchanged(preset("dgx-h100", 1), 8);
+  expect_alltoall_orbits_unchanged(preset("dgx-h100", 2), 16);
+  // 8 nodes in two leaf groups of 4: rotation by a group (2) and rails (8).
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, 8);
+  apply_override(spec, "fabric.nodes_per_leaf=4", "test");
+  expect_alltoall_orbits_unchanged(build_topology(spec, "test"), 16);
+  // 6 nodes, groups of 4: the last group is partial, so no node rotation; rails still rotate (8).
+  set_node_count(spec, 6);
+  expect_alltoall_orbits_unchanged(build_topology(spec, "test"), 8);
+  // 12 nodes in three groups of 4: order 3 x 8.
+  set_node_count(spec, 12);
+  expect_alltoall_orbits_unchanged(build_topology(spec, "test"), 24);
+  // 16 single-GPU nodes under one leaf: rotation by one node (order 16), no rails to rotate.
+  expect_alltoall_orbits_unchanged(build_topology(single_gpu_nodes_spec(16, 512, 1.0), "test"), 16);
+  // PCIe-only nodes (no NVLink, no PXN), and hgx-a100: whatever find_quotient proves, the generator proves.
+  for (const char* name : {"pcie-gen4-8gpu", "hgx-a100"}) {
+    const Topology topo = preset(name, 2);
+    const NcclTopoSummary summary = summarize_for_nccl(topo);
+    const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+    expect_alltoall_orbits_unchanged(topo, find_quotient(topo, alltoall_schedule(topo, cfg, 1 << 20)).order);
+  }
 }
 
 // The scaling test (issue 12): one 1 GiB ring all_reduce on 64, 128, 256 and 512 nodes, and on 4096,

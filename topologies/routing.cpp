@@ -231,6 +231,19 @@ Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int r
   return r;
 }
 
+Route route_between_gpus_unmemoized(const Topology& topo, int src_rank, int dst_rank, int rail) {
+  const int n = topo.num_gpus();
+  if (src_rank < 0 || src_rank >= n || dst_rank < 0 || dst_rank >= n)
+    throw std::out_of_range("route_between_gpus: rank out of range (" + std::to_string(src_rank) + ", " +
+                            std::to_string(dst_rank) + " of " + std::to_string(n) + ")");
+  if (src_rank == dst_rank) return {};
+  const std::uint64_t key = (static_cast<std::uint64_t>(src_rank) << 40) | (static_cast<std::uint64_t>(dst_rank) << 16) |
+                            static_cast<std::uint64_t>(rail + 2);
+  const auto cached = topo.route_cache.find(key);
+  if (cached != topo.route_cache.end()) return cached->second;
+  return compute_route_between_gpus(topo, src_rank, dst_rank, rail);
+}
+
 namespace {
 
 Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail) {

@@ -27,6 +27,9 @@ namespace ccsim {
 // Throws std::out_of_range on bad ranks/rails.
 constexpr int kRailOwnNics = -2;
 Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail = -1);
+// The same route, computed without keeping it in Topology::route_cache: for one pass over millions
+// of routes (the proof of an alltoall's symmetry, sim/p2p_orbits.h), which the memo would hold.
+Route route_between_gpus_unmemoized(const Topology& topo, int src_rank, int dst_rank, int rail = -1);
 
 // Generic preferred shortest path from a to b (Dijkstra): NVLink first, then fewer PCIe bridges,
 // then lower latency. Never passes through another GPU, NIC or host memory; leaves the node only
