@@ -12,8 +12,7 @@ namespace ccsim {
 // 16.8 M records, 1.4 GiB), so schedules held whole stop at 2048 GPUs (~6 GiB). Ring all_reduce,
 // all_gather and reduce_scatter are generated as orbit representatives (sim/ring_orbits.h: 2.1 M
 // records at 4096 dgx-h100 GPUs), and so is alltoall (sim/p2p_orbits.h: 20 k records); they stop at
-// 4096 GPUs. Beyond, predict and schedule refuse up
-// front rather than run for minutes and exhaust memory.
+// 4096 GPUs. Beyond, predict and schedule refuse up front rather than run for minutes and exhaust memory.
 // kMaxWholeScheduleGpus: scenarios/replay.h (the ring recipe refuses a whole ring above it).
 inline constexpr int kMaxEngineGpus = 4096;
 // The largest expert-parallel group `moe` simulates, refused before its topology is built: 4x the
