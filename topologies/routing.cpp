@@ -214,16 +214,25 @@ namespace {
 Route compute_route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail);
 }  // namespace
 
-Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail) {
+namespace {
+
+// The route cache's key of (src, dst, rail), after checking the ranks.
+std::uint64_t checked_route_key(const Topology& topo, int src_rank, int dst_rank, int rail) {
   const int n = topo.num_gpus();
   if (src_rank < 0 || src_rank >= n || dst_rank < 0 || dst_rank >= n)
     throw std::out_of_range("route_between_gpus: rank out of range (" + std::to_string(src_rank) + ", " +
                             std::to_string(dst_rank) + " of " + std::to_string(n) + ")");
+  return (static_cast<std::uint64_t>(src_rank) << 40) | (static_cast<std::uint64_t>(dst_rank) << 16) |
+         static_cast<std::uint64_t>(rail + 2);
+}
+
+}  // namespace
+
+Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int rail) {
+  const std::uint64_t key = checked_route_key(topo, src_rank, dst_rank, rail);
   if (src_rank == dst_rank) return {};
   // Schedules ask for the same few thousand routes many times (schedule building, symmetry checks,
   // the engine): each is computed once per topology.
-  const std::uint64_t key = (static_cast<std::uint64_t>(src_rank) << 40) | (static_cast<std::uint64_t>(dst_rank) << 16) |
-                            static_cast<std::uint64_t>(rail + 2);
   const auto cached = topo.route_cache.find(key);
   if (cached != topo.route_cache.end()) return cached->second;
   Route r = compute_route_between_gpus(topo, src_rank, dst_rank, rail);
@@ -232,13 +241,8 @@ Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int r
 }
 
 Route route_between_gpus_unmemoized(const Topology& topo, int src_rank, int dst_rank, int rail) {
-  const int n = topo.num_gpus();
-  if (src_rank < 0 || src_rank >= n || dst_rank < 0 || dst_rank >= n)
-    throw std::out_of_range("route_between_gpus: rank out of range (" + std::to_string(src_rank) + ", " +
-                            std::to_string(dst_rank) + " of " + std::to_string(n) + ")");
+  const std::uint64_t key = checked_route_key(topo, src_rank, dst_rank, rail);
   if (src_rank == dst_rank) return {};
-  const std::uint64_t key = (static_cast<std::uint64_t>(src_rank) << 40) | (static_cast<std::uint64_t>(dst_rank) << 16) |
-                            static_cast<std::uint64_t>(rail + 2);
   const auto cached = topo.route_cache.find(key);
   if (cached != topo.route_cache.end()) return cached->second;
   return compute_route_between_gpus(topo, src_rank, dst_rank, rail);
