@@ -79,6 +79,11 @@ TEST(HardeningCli, TracesAreLimitedBeforeTheirScheduleIsBuilt) {
                      {"--trace: the schedule has 1110912 transfers, above the 1048576 a trace holds"});
   std::ifstream written(path);
   EXPECT_FALSE(written.good()) << "no trace file is left behind";
+  // Above 2048 GPUs a trace is refused before anything is built (it needs the whole schedule).
+  expect_input_error(ccsim("predict --nodes 300 -b 1M -e 1M --algo ring --trace " + path),
+                     {"--trace: a trace records every transfer of the whole schedule: at most 2048 GPUs"});
+  std::ifstream none(path);
+  EXPECT_FALSE(none.good()) << "no trace file is left behind";
 }
 
 // Library exceptions instead of an up-front limit: moe --tokens 1e8 ended in std::bad_alloc (1e7 ran
