@@ -133,7 +133,7 @@ TEST(NcclVersions, PatAndLl128RulesFollowTheRelease) {
   NcclTopoSummary pat = one_gpu;
   pat.nccl_version = parse_nccl_version("2.23", "test");
   EXPECT_TRUE(row(nccl_costs(pat, Func::AllGather, 1 * MiB), Algo::PAT, Proto::Simple).applicable);
-  const AlgoProtoCost& none = row(nccl_costs(old, Func::AllGather, 1 * MiB), Algo::PAT, Proto::Simple);
+  const AlgoProtoCost none = row(nccl_costs(old, Func::AllGather, 1 * MiB), Algo::PAT, Proto::Simple);
   EXPECT_FALSE(none.applicable);
   EXPECT_NE(none.why_disabled.find("NCCL 2.23 added it"), std::string::npos) << none.why_disabled;
 
