@@ -579,22 +579,12 @@ namespace ccsim {
 
 namespace {
 
-VertexId hop_from(const Topology& topo, const Hop& h) {
-  return h.forward ? boost::source(h.edge, topo.graph()) : boost::target(h.edge, topo.graph());
-}
-VertexId hop_to(const Topology& topo, const Hop& h) {
-  return h.forward ? boost::target(h.edge, topo.graph()) : boost::source(h.edge, topo.graph());
-}
 bool link_hop(const Topology& topo, VertexId from, VertexId to, Hop* out) {
   const VertexId lo = std::min(from, to), hi = std::max(from, to);
   const auto [e, found] = boost::edge(lo, hi, topo.graph());
   if (!found) return false;
   *out = Hop{e, from == lo};
   return true;
-}
-bool same_link(const Link& a, const Link& b) {
-  return a.kind == b.kind && a.bandwidth_Bps == b.bandwidth_Bps && a.latency_s == b.latency_s &&
-         a.shared_duplex == b.shared_duplex;
 }
 
 // The fabric alltoall_closed_form_time_s reasons about: every node a copy of node 0, link for link;
@@ -646,7 +636,7 @@ UniformFabric uniform_fabric(const Topology& topo) {
       const std::size_t base = static_cast<std::size_t>(node_of(a)) * f.block;
       if (a < base || b < base || a - base >= f.block || b - base >= f.block) return f;
       Hop h;
-      if (!link_hop(topo, a - base, b - base, &h) || !same_link(l, topo.link(h.edge))) return f;
+      if (!link_hop(topo, a - base, b - base, &h) || !same_link_properties(l, topo.link(h.edge))) return f;
       continue;
     }
     const Vertex& in_node = node_of(a) >= 0 ? x : y;
@@ -655,7 +645,7 @@ UniformFabric uniform_fabric(const Topology& topo) {
       // A NIC and the leaf of its rail in its node's group.
       if (in_node.kind != VertexKind::Nic || outside.kind != VertexKind::LeafSwitch || in_node.index < 0 ||
           in_node.index >= rails || outside.index != in_node.index || outside.group != in_node.node / npl ||
-          !same_link(l, topo.link(f.nic_up[static_cast<std::size_t>(in_node.index)].edge)))
+          !same_link_properties(l, topo.link(f.nic_up[static_cast<std::size_t>(in_node.index)].edge)))
         return f;
       continue;
     }
@@ -670,9 +660,9 @@ UniformFabric uniform_fabric(const Topology& topo) {
     const auto r = static_cast<std::size_t>(leaf.index);
     const Link& full = topo.link(f.spine_up_full[r].edge);
     const bool partial_group = nodes % npl != 0 && leaf.group == groups - 1;
-    if (partial_group ? !same_link(l, topo.link(f.spine_up_partial[r].edge)) || l.latency_s != full.latency_s ||
+    if (partial_group ? !same_link_properties(l, topo.link(f.spine_up_partial[r].edge)) || l.latency_s != full.latency_s ||
                             l.kind != full.kind || l.shared_duplex != full.shared_duplex
-                      : !same_link(l, full))
+                      : !same_link_properties(l, full))
       return f;
   }
   f.ok = true;

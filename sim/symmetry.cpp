@@ -290,11 +290,7 @@ bool route_maps_onto(const Topology& topo, const Route& route, const Route& imag
     if (!rotate_hop(topo, route[h], r, &mapped)) return false;
     if (mapped.edge != image[h].edge || mapped.forward != image[h].forward) return false;
     if (mapped.edge == route[h].edge && !fixed_switch_link(topo, route[h])) return false;
-    const Link& a = topo.link(route[h].edge);
-    const Link& b = topo.link(mapped.edge);
-    if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
-        a.shared_duplex != b.shared_duplex)
-      return false;
+    if (!same_link_properties(topo.link(route[h].edge), topo.link(mapped.edge))) return false;
   }
   return true;
 }
@@ -428,11 +424,7 @@ bool VertexRotation::maps_onto(const Route& route, const Route& image) const {
     if (image_[e.from] != f.from || image_[e.to] != f.to) return false;
     const bool fixed = (f.from == e.from && f.to == e.to) || (f.from == e.to && f.to == e.from);
     if (fixed && !fixed_switch_link(*topo_, route[h])) return false;
-    const Link& a = topo_->link(route[h].edge);
-    const Link& b = topo_->link(image[h].edge);
-    if (a.kind != b.kind || a.bandwidth_Bps != b.bandwidth_Bps || a.latency_s != b.latency_s ||
-        a.shared_duplex != b.shared_duplex)
-      return false;
+    if (!same_link_properties(topo_->link(route[h].edge), topo_->link(image[h].edge))) return false;
   }
   return true;
 }

@@ -11,14 +11,6 @@
 
 namespace ccsim {
 
-namespace {
-
-// Canonical hop: the stored descriptor always has source < target, `forward` says the direction.
-Hop make_hop(const Topology& topo, VertexId from, VertexId to) {
-  const VertexId lo = std::min(from, to), hi = std::max(from, to);
-  return Hop{topo.edge_between(lo, hi), from == lo};
-}
-
 VertexId hop_from(const Topology& topo, const Hop& h) {
   const Graph& g = topo.graph();
   return h.forward ? boost::source(h.edge, g) : boost::target(h.edge, g);
@@ -27,6 +19,15 @@ VertexId hop_to(const Topology& topo, const Hop& h) {
   const Graph& g = topo.graph();
   return h.forward ? boost::target(h.edge, g) : boost::source(h.edge, g);
 }
+
+namespace {
+
+// Canonical hop: the stored descriptor always has source < target, `forward` says the direction.
+Hop make_hop(const Topology& topo, VertexId from, VertexId to) {
+  const VertexId lo = std::min(from, to), hi = std::max(from, to);
+  return Hop{topo.edge_between(lo, hi), from == lo};
+}
+
 
 void append(Route& r, const Route& more) { r.insert(r.end(), more.begin(), more.end()); }
 

@@ -40,6 +40,10 @@ Route route_between(const Topology& topo, VertexId a, VertexId b);
 // nvidia-smi topo -m / NCCL path class between two vertices (GPUs, NICs, ...).
 PathClass path_class(const Topology& topo, VertexId a, VertexId b);
 
+// The vertex a hop leaves and the one it reaches.
+VertexId hop_from(const Topology& topo, const Hop& h);
+VertexId hop_to(const Topology& topo, const Hop& h);
+
 // Reverses a route (b->a from a->b).
 Route reverse_route(const Route& route);
 

@@ -45,6 +45,13 @@ struct Link {
   int node = -1;             // owning node (-1: fabric); used for symmetry
 };
 
+// Whether two links carry flows alike: the same kind, bandwidth, latency and duplex sharing (their
+// label and owner aside). The symmetry proofs map a route onto its image only over such links.
+inline bool same_link_properties(const Link& a, const Link& b) {
+  return a.kind == b.kind && a.bandwidth_Bps == b.bandwidth_Bps && a.latency_s == b.latency_s &&
+         a.shared_duplex == b.shared_duplex;
+}
+
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, Vertex, Link>;
 using VertexId = boost::graph_traits<Graph>::vertex_descriptor;
 using EdgeId = boost::graph_traits<Graph>::edge_descriptor;
