@@ -107,27 +107,6 @@ double first_link_bw(const Topology& topo, VertexId v, LinkKind kind) {
 
 }  // namespace
 
-double nccl_nvlink_bw_per_link(int cc) {
-  if (cc >= 100) return 40.1;
-  if (cc >= 90) return 20.6;
-  if (cc == 86) return 12.0;
-  if (cc >= 70) return 20.0;
-  return 18.0;
-}
-
-double nccl_pci_bw_from_link(double bandwidth_Bps) {
-  const double lanes_x_gts = bandwidth_Bps * 8.0 * 130.0 / 128.0 / 1e9;
-  return std::round(lanes_x_gts * 7.5 / 80.0 * 1000.0) / 1000.0;
-}
-
-int compcap_from_arch(const std::string& arch) {
-  std::string digits;
-  for (char c : arch)
-    if (c >= '0' && c <= '9') digits += c;
-  if (digits.empty()) return 0;
-  return std::stoi(digits);
-}
-
 NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   NcclTopoSummary s;
   s.name = topo.name;
@@ -179,7 +158,7 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
           va.kind != VertexKind::Gpu && vb.kind != VertexKind::Gpu && va.kind != VertexKind::Nic && vb.kind != VertexKind::Nic)
         uplink = uplink == 0 ? nccl_pci_bw_from_link(pcie_nominal_Bps(topo, lk.bandwidth_Bps))
                              : std::min(uplink, nccl_pci_bw_from_link(pcie_nominal_Bps(topo, lk.bandwidth_Bps)));
-      if (lk.kind == LinkKind::InterSocket) socket = s.cpu_vendor == "intel" ? 10.0 : s.cpu_vendor == "amd" ? 16.0 : 6.0;
+      if (lk.kind == LinkKind::InterSocket) socket = nccl_inter_cpu_bw(s.cpu_vendor, topo.cpu_model_id);
     }
     B = gpuPci;
     if (worst >= PathClass::Pxb && uplink > 0) B = std::min(B, uplink);
@@ -187,6 +166,9 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     typeIntra = from_path_class(worst);
     s.notes.push_back(fmt("PCIe-only node: per-GPU channel bandwidth %.1f GB/s (GPU PCIe %.1f), intra path ", B, gpuPci) +
                       to_string(typeIntra) + " (approximation of NCCL's search)");
+    if (worst == PathClass::Sys && socket > 0)
+      s.notes.push_back(fmt("inter-socket: %.0f GB/s, NCCL 2.30's figure for CPU ", socket) + topo.cpu_vendor +
+                        (topo.cpu_model_id > 0 ? " model " + std::to_string(topo.cpu_model_id) : std::string(" (model not stated)")));
   }
 
   // --- network ---
@@ -320,7 +302,7 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
       g.derivation = d;
       s.nvls_graph = g;
     }
-    s.nvls_channels = cc >= 100 ? (multi ? 32 : 24) : 16;
+    s.nvls_channels = nccl230::nvls_channels(cc, multi);
   }
 
   // --- CollNet graph (estimate) ---

@@ -26,6 +26,7 @@
 // nvlsChannels: 16 (sm90), 24 (sm100, one node), 32 (sm100, several nodes).
 #pragma once
 #include "algorithms/nccl_model.h"
+#include "topologies/nccl_hardware_figures.h"
 #include "topologies/topology.h"
 
 namespace ccsim {
@@ -33,13 +34,5 @@ namespace ccsim {
 // `collnet_fabric`: the network has in-network reduction (SHARP) and NCCL's CollNet plugin is
 // loaded (CollNetDirect / CollNetChain, multi-node NVLS). ccsim topologies do not describe it.
 NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric = false);
-
-// NCCL's per-link NVLink bandwidth for an sm version (SMxx_NVLINK_BW).
-double nccl_nvlink_bw_per_link(int compCap);
-// NCCL's PCIe bandwidth (GB/s) for a link the topology describes with `bandwidth_Bps` per direction
-// (inverts the topology's 128/130 encoding to lanes x GT/s, then applies NCCL's x100 Mbps table).
-double nccl_pci_bw_from_link(double bandwidth_Bps);
-// compCap from "sm90" (90), "sm_100" (100); 0 if unknown.
-int compcap_from_arch(const std::string& gpu_arch);
 
 }  // namespace ccsim

@@ -7,6 +7,7 @@
 
 #include "algorithms/collectives.h"
 #include "common/error.h"
+#include "topologies/nccl_hardware_figures.h"
 
 namespace ccsim {
 
@@ -87,7 +88,7 @@ const double perChMaxRingLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0
 const double perChMaxTreeLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
 const double perChMaxTreeBws[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
 const double perChMaxNVLSTreeBws[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
-const double nvlsEfficiency[4] = {0.0, 0.0, 0.85, 0.74};
+const double nvlsEfficiency[4] = {0.0, 0.0, kNcclNvlsEfficiencyHopper, kNcclNvlsEfficiencyBlackwell};
 // Powers of two of nBytes>>6 (64 B .. 512 MB); ncclTopoGetAlgoTime reads indexes 0..22 for Tree.
 const double treeCorrectionFactor[kNumProtos][24] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},

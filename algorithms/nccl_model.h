@@ -146,6 +146,9 @@ constexpr int kLL128ThreadThreshold = 8;        // NCCL_LL128_THREAD_THRESHOLD
 constexpr int kSimpleThreadThreshold = 64;      // NCCL_SIMPLE_THREAD_THRESHOLD
 constexpr double kPciBw = 12.0;                 // PCI_BW (GB/s), Ring Simple 256-thread rule
 constexpr int kMaxNvlsArity = 32;               // NCCL_MAX_NVLS_ARITY
+// NCCL_NVLS_NCHANNELS' default (src/transport/nvls.cc): 16 on sm90, 24 on sm100 within one node,
+// 32 on sm100 across nodes. The replay's default and the tuner's summary both read it.
+constexpr int nvls_channels(int compCap, bool multi_node) { return compCap >= 100 ? (multi_node ? 32 : 24) : 16; }
 constexpr int kMaxDirectArity = 7;              // NCCL_MAX_DIRECT_ARITY
 
 // A connection's buffer per protocol (src/include/device.h, src/init.cc), cut into NCCL_STEPS slots:

@@ -27,7 +27,6 @@
 namespace ccsim {
 
 // NCCL 2.30 NVLS facts used here.
-constexpr int kNvlsChannelsSm90 = 16;              // NCCL_NVLS_NCHANNELS default on sm90
 constexpr double kNvlsChunkBytes = 128.0 * 1024;   // NCCL_NVLS_CHUNKSIZE: per head and channel
 // NVLS kernels run chunkSteps = sliceSteps = 1: NCCL_STEPS = 8 chunks in flight per connection.
 constexpr int kNvlsPipelineDepth = nccl230::kSteps;
@@ -35,7 +34,7 @@ constexpr int kNvlsPipelineDepth = nccl230::kSteps;
 struct NvlsOptions {
   // NCCL's NVLS channels (predict passes NcclTopoSummary::nvls_channels: 24/32 on sm100), recorded
   // in Transfer::channels (channels share path and timing).
-  int channels = kNvlsChannelsSm90;
+  int channels = nccl230::nvls_channels(90, false);
   double chunk_bytes = kNvlsChunkBytes;
   int max_chunks = 64;                // NVLSTree: chunks per tree family, like the Tree's cap
   // NCCL 2.30 latencies (Simple; baseLat is 0 for both algorithms): NVLS hwLat[NVLINK][NVLS] = 25 us

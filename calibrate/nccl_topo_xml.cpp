@@ -401,6 +401,19 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
     else if (a == "arm64" || a == "aarch64") vendor = "arm";
     else if (!v.empty()) vendor = v;
   }
+  // NCCL's tuner reads the Intel model (family 6) for its inter-socket bandwidth (ncclTopoGetInterCpuBw);
+  // the dump carries it as familyid/modelid. Anything else leaves node.cpu.model_id unset.
+  int cpu_model_id = 0;
+  if (vendor == "intel") {
+    auto decimal = [](const std::string& text) {
+      char* end = nullptr;
+      const long k = std::strtol(text.c_str(), &end, 10);
+      return end == text.c_str() || *end != '\0' ? -1L : k;
+    };
+    const long family = decimal(cpus[0]->attr("familyid")), model = decimal(cpus[0]->attr("modelid"));
+    if (family == 6 && model >= 1 && model <= 255) cpu_model_id = static_cast<int>(model);
+    else notes.push_back("Intel CPU without a family-6 modelid: cpu.model_id not set");
+  }
 
   // --- PCIe ---
   std::vector<int> gens, widths, up_widths;
@@ -497,9 +510,11 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
   desc += " (override with --set).";
   for (const auto& m : notes) desc += " " + m + ".";
 
+  nlohmann::json cpu = {{"sockets", sockets}, {"vendor", vendor}};
+  if (cpu_model_id > 0) cpu["model_id"] = cpu_model_id;
   nlohmann::json node = {{"gpu", {{"model", model}, {"arch", arch}, {"count", G}}},
                          {"nvlink", nvlink},
-                         {"cpu", {{"sockets", sockets}, {"vendor", vendor}}},
+                         {"cpu", cpu},
                          {"pcie", pcie},
                          {"nic", nic}};
   return {{"format", "ccsim-topology/1"},

@@ -239,11 +239,13 @@ TEST(NcclTopoXml, DumpWithGpuNvlinkAndNet) {
   EXPECT_EQ(spec["node"]["nvlink"]["nvls"], true);
   EXPECT_EQ(spec["node"]["cpu"]["sockets"], 2);
   EXPECT_EQ(spec["node"]["cpu"]["vendor"], "intel");
+  EXPECT_EQ(spec["node"]["cpu"]["model_id"], 143);  // familyid 6, modelid 143: Sapphire Rapids
   EXPECT_EQ(spec["node"]["pcie"]["generation"], 5);
   EXPECT_EQ(spec["node"]["nic"]["count"], 2);
   EXPECT_DOUBLE_EQ(spec["node"]["nic"]["Gbps"].get<double>(), 400.0);
   EXPECT_EQ(spec["node"]["nic"]["gpudirect_rdma"], true);
   Topology topo = build_topology(spec, "dump.xml");
+  EXPECT_EQ(topo.cpu_model_id, 143);
   EXPECT_EQ(topo.nvlinks_per_gpu, 18);
   EXPECT_TRUE(topo.nvls_capable);
 }

@@ -12,6 +12,7 @@
 #include "common/json_input.h"
 #include "common/text.h"
 #include "common/units.h"
+#include "topologies/nccl_hardware_figures.h"
 #include "topologies/presets.h"
 #include "topologies/routing.h"
 #include "topologies/transports.h"
@@ -30,7 +31,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nccl_p2p", "domain_size"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
-        "host_memory_latency_us", "launch_us"}},
+        "host_memory_latency_us", "launch_us", "model_id"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
@@ -374,12 +375,11 @@ Topology build_topology(const json& spec, const std::string& source) {
     nvl_gen = nv.integer("generation", 0, 9, &zero);
     nvl_links = nv.integer("links_per_gpu", 1, 64);
     // Achievable fraction of the signalling rate (packet headers, flow control): NCCL's own per-link
-    // figures are 20.0 GB/s for NVLink3 and 20.6 for NVLink4 (SM80/SM90_NVLINK_BW) of 25 GB/s.
-    // Other generations get 0.8, NVLink2's ratio: NCCL's SM70_NVLINK_BW 20.0 of V100's 25 GB/s per
-    // link per direction (NVIDIA's NVLink page: V100 raised the per-direction rate from 20 to 25 GB/s).
-    // NVLink1 (P100) would be SM60_NVLINK_BW 18.0 of 20 = 0.9, the A40/A10 bridge SM86 12.0 of
-    // 14.06 = 0.85; both within 13% of 0.8 (NCCL src/graph/topo.h).
-    const double nvl_eff_default = nvl_gen == 4 ? 20.6 / 25.0 : nvl_gen == 5 ? 40.1 / 50.0 : 0.8;
+    // figure for the generation's GPUs over NVIDIA's per-link rate (nccl_hardware_figures.h: 20.0 of
+    // 25 GB/s for NVLink2/3, 20.6 of 25 for NVLink4, 40.1 of 50 for NVLink5; NVIDIA's NVLink page:
+    // V100 raised the per-direction rate from 20 to 25 GB/s). The A40/A10 bridge (SM86 12.0 of 14.06
+    // = 0.85) is NVLink3 at 0.8: within 6%.
+    const double nvl_eff_default = nccl_nvlink_efficiency(nvl_gen);
     nvl_Bps = nv.positive("GBps_per_link", kMinGBps, kMaxLinkGBps) * kGB * nvl_links * nv.fraction("efficiency", &nvl_eff_default);
     // One-way GPU-to-GPU through the NVSwitch (each GPU<->switch link gets half). No vendor figure is
     // published. NCCL's own estimate of one NVLink step is hwLat[NVLINK][Ring][LL] = 0.6 us (NCCL
@@ -427,10 +427,7 @@ Topology build_topology(const json& spec, const std::string& source) {
       nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
       // The NVLink data rate multimem operations (ld_reduce, st) reach, as a fraction of ordinary P2P
       // traffic's: NCCL 2.30's nvlsEfficiency, 0.85 on Hopper and 0.74 on Blackwell (sm100 and up).
-      int cc = 0;
-      for (char c : gpu_arch)
-        if (c >= '0' && c <= '9') cc = cc * 10 + (c - '0');
-      const double by_arch = cc >= 100 ? 0.74 : 0.85;
+      const double by_arch = nccl_nvls_efficiency(compcap_from_arch(gpu_arch));
       nvls_efficiency = nv.fraction("nvls_efficiency", &by_arch);
     }
     has_nvlink = true;
@@ -445,6 +442,10 @@ Topology build_topology(const json& spec, const std::string& source) {
   Obj cpu(node.has("cpu") ? node.at("cpu") : empty, "/node/cpu", source, cpu_out);
   const int sockets = cpu.integer("sockets", 1, 8, &one);
   const std::string cpu_vendor = cpu.string("vendor", &unknown);
+  // The CPUID model (lscpu's "Model", the "modelid" of NCCL's topology dump): NCCL's tuner takes its
+  // inter-socket bandwidth from it on Intel (nccl_hardware_figures.h). Not stated: 0, and not recorded,
+  // so that descriptions without it resolve as before.
+  const int cpu_model_id = cpu.has("model_id") ? cpu.integer("model_id", 1, 255) : 0;
   // Sources of these four defaults (docs/topology.md, "Sources of the defaults"):
   // inter_socket_GBps 64, per direction: a link rate. One UPI link carries 2 bytes per transfer per
   // direction (10.4 GT/s = 20.8 GB/s), so 64 = two UPI 2.0 links at 16 GT/s (Sapphire Rapids), or
@@ -453,8 +454,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   // model uses SRP_QPI_BW 22 (Sapphire Rapids), ERP_QPI_BW 40 (Emerald Rapids), AMD 16-32 GB/s
   // (src/graph/topo.h). As a link rate the default agrees; as the rate of GPU P2P across sockets it
   // is 1.6-3x high. The link models the raw rate; NCCL's per-channel figure for it belongs to the
-  // tuner's model (algorithms/nccl_channels.cpp, which still uses SKL_QPI_BW 10 / AMD 16, not 2.30's
-  // per-CPU-model 22 / 40), not to the engine's links.
+  // tuner's model (nccl_inter_cpu_bw in nccl_hardware_figures.h, by cpu.model_id), not to the
+  // engine's links.
   // inter_socket_latency_us 0.3, one way: no public figure found for the link alone; an assumption.
   // Third-party NUMA figures put a UPI hop at ~40-50 ns of extra load latency (not authoritative),
   // so for the bare link 0.3 looks 3-6x high; it may stand for the root complex forwarding a
@@ -624,6 +625,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.gpu_model = gpu_model;
   topo.gpu_arch = gpu_arch;
   topo.cpu_vendor = cpu_vendor;
+  topo.cpu_model_id = cpu_model_id;
   topo.has_nvswitch = has_nvlink && nvswitch;
   topo.nvls_capable = nvls;
   topo.nvls_efficiency = nvls_efficiency;

@@ -124,6 +124,7 @@ class Topology {
   std::string gpu_model;       // e.g. "H100-SXM5-80GB"
   std::string gpu_arch;        // e.g. "sm90"
   std::string cpu_vendor;      // "intel", "amd", ...
+  int cpu_model_id = 0;        // CPUID model (node.cpu.model_id); 0 when the description does not say
   bool has_nvswitch = false;
   bool nvls_capable = false;
   double nvls_efficiency = 1.0;  // NVLink data rate of multimem (NVLS) traffic / that of P2P traffic
