@@ -147,7 +147,12 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     PathClass worst = PathClass::Pix;
     double uplink = 0, socket = 0;
     const bool shm = !topo.nccl_p2p || topo.pcie_p2p == "none";
-    for (int l = 1; l < ppn; ++l) worst = std::max(worst, shm ? shm_path_class(topo, 0, l) : path_class(topo, g0, topo.gpu(l)));
+    bool any_phb = false;  // a GPU pair through one CPU's host bridge (ring hops inside a socket)
+    for (int l = 1; l < ppn; ++l) {
+      const PathClass c = shm ? shm_path_class(topo, 0, l) : path_class(topo, g0, topo.gpu(l));
+      worst = std::max(worst, c);
+      any_phb = any_phb || c == PathClass::Phb || c == PathClass::Node;
+    }
     auto [eb, ee] = boost::edges(topo.graph());
     for (; eb != ee; ++eb) {
       const Link& lk = topo.link(*eb);
@@ -162,6 +167,8 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     }
     B = gpuPci;
     if (worst >= PathClass::Pxb && uplink > 0) B = std::min(B, uplink);
+    const bool intel_phb = any_phb && topo.cpu_vendor == "intel";
+    if (intel_phb) B /= kNcclIntelP2pOverhead;  // on the PCIe links only, not on the socket link
     if (worst == PathClass::Sys && socket > 0) B = std::min(B, socket);
     typeIntra = from_path_class(worst);
     s.notes.push_back(fmt("PCIe-only node: per-GPU channel bandwidth %.1f GB/s (GPU PCIe %.1f), intra path ", B, gpuPci) +
@@ -169,6 +176,7 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     if (worst == PathClass::Sys && socket > 0)
       s.notes.push_back(fmt("inter-socket: %.0f GB/s, NCCL 2.30's figure for CPU ", socket) + topo.cpu_vendor +
                         (topo.cpu_model_id > 0 ? " model " + std::to_string(topo.cpu_model_id) : std::string(" (model not stated)")));
+    if (intel_phb) s.notes.push_back("Intel root complex on the PHB path: each channel takes 6/5 of its speed on the PCIe links (INTEL_P2P_OVERHEAD)");
   }
 
   // --- network ---

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "algorithms/nccl_channels.h"
 #include "test_helpers.h"
@@ -46,24 +47,46 @@ TEST(NcclHardwareFigures, InterCpuBandwidthFollowsNcclsCpuModelDetection) {
   EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("arm", 0), 6.0);        // ARM_BW
 }
 
-// The generic PCIe Gen4 server puts 4 GPUs on each of 2 sockets, so its worst GPU pair is SYS: the
-// tuner's per-GPU channel bandwidth is min(GPU PCIe 24, switch uplink 24, inter-CPU) in NCCL units.
-std::string pcie_only_channel_note(int model_id) {
+// The generic PCIe server puts 4 GPUs on each of 2 sockets, 2 per switch, so its worst GPU pair is SYS
+// and pairs under different switches of one socket are PHB: the tuner's per-GPU channel bandwidth is
+// min(GPU PCIe / (6/5 on Intel: INTEL_P2P_OVERHEAD on the PHB hops), inter-CPU) in NCCL units.
+std::string pcie_only_channel_note(const std::vector<std::string>& sets) {
   nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
   set_node_count(spec, 1);
-  apply_override(spec, "node.cpu.model_id=" + std::to_string(model_id), "test");
+  for (const std::string& a : sets) apply_override(spec, a, "test");
   const NcclTopoSummary s = summarize_for_nccl(build_topology(spec, "pcie-gen4-8gpu"));
   const auto it = std::find_if(s.notes.begin(), s.notes.end(),
                                [](const std::string& n) { return n.rfind("PCIe-only node:", 0) == 0; });
   return it == s.notes.end() ? std::string() : *it;
 }
 
+bool note_says(const std::vector<std::string>& sets, const std::string& what) {
+  const std::string note = pcie_only_channel_note(sets);
+  if (note.find(what) != std::string::npos) return true;
+  ADD_FAILURE() << "expected \"" << what << "\" in: " << note;
+  return false;
+}
+
 TEST(NcclHardwareFigures, TunerBoundsCrossSocketChannelsByTheCpuModel) {
-  EXPECT_NE(pcie_only_channel_note(0x8F).find("channel bandwidth 22.0 GB/s (GPU PCIe 24.0)"), std::string::npos)
-      << pcie_only_channel_note(0x8F);
-  EXPECT_NE(pcie_only_channel_note(0xCF).find("channel bandwidth 24.0 GB/s"), std::string::npos);  // PCIe binds
-  EXPECT_NE(pcie_only_channel_note(0x6A).find("channel bandwidth 10.0 GB/s"), std::string::npos);  // the preset's
-  EXPECT_NE(pcie_only_channel_note(0x4F).find("channel bandwidth 6.0 GB/s"), std::string::npos);
+  // PCIe Gen5 x16: NCCL's 48 GB/s, 40 after the Intel overhead, so the socket figure binds below it.
+  const std::string gen5 = "node.pcie.generation=5";
+  EXPECT_TRUE(note_says({gen5, "node.cpu.model_id=143"}, "channel bandwidth 22.0 GB/s (GPU PCIe 48.0)"));  // SRP
+  EXPECT_TRUE(note_says({gen5, "node.cpu.model_id=207"}, "channel bandwidth 40.0 GB/s"));  // ERP 40 = 48 / 1.2
+  EXPECT_TRUE(note_says({gen5, "node.cpu.model_id=106"}, "channel bandwidth 10.0 GB/s"));  // Ice Lake: SKL
+  EXPECT_TRUE(note_says({gen5, "node.cpu.model_id=79"}, "channel bandwidth 6.0 GB/s"));    // Broadwell
+  // Gen4 (24 GB/s): Emerald Rapids' 40 does not bind, the PCIe links at 24 / 1.2 = 20 do; AMD: 16.
+  EXPECT_TRUE(note_says({"node.cpu.model_id=207"}, "channel bandwidth 20.0 GB/s (GPU PCIe 24.0)"));
+  EXPECT_TRUE(note_says({"node.cpu.vendor=amd"}, "channel bandwidth 16.0 GB/s"));
+}
+
+TEST(NcclHardwareFigures, IntelRootComplexOverheadOnlyOnIntelPhbPaths) {
+  // One socket, two switches: GPU pairs across the switches go through the CPU's host bridge (PHB).
+  const std::vector<std::string> one_socket = {"node.cpu.sockets=1"};
+  EXPECT_TRUE(note_says(one_socket, "channel bandwidth 20.0 GB/s (GPU PCIe 24.0), intra path PHB"));  // 24 / 1.2
+  EXPECT_TRUE(note_says({"node.cpu.sockets=1", "node.cpu.vendor=amd"}, "channel bandwidth 24.0 GB/s"));
+  // Both GPUs under one switch (PIX): no CPU on the path, no overhead.
+  EXPECT_TRUE(note_says({"node.cpu.sockets=1", "node.gpu.count=2", "node.pcie.switches_per_socket=1", "node.nic.count=0"},
+                        "channel bandwidth 24.0 GB/s (GPU PCIe 24.0), intra path PIX"));
 }
 
 TEST(NcclHardwareFigures, CpuModelIdIsRangeChecked) {

@@ -45,4 +45,10 @@ double nccl_nvls_efficiency(int compCap);
 // choice of ccsim's (NCCL leaves an x86 CPU of unknown vendor at LOC_BW, i.e. not limiting).
 double nccl_inter_cpu_bw(const std::string& vendor, int model_id);
 
+// INTEL_P2P_OVERHEAD (topo.h; applied by search.cc's followPath): an Intel root complex turns GPU
+// peer traffic into 64 B PCIe TLPs, so a channel at speed s whose GPU-to-GPU path is PHB (through a
+// CPU's host bridge, which NCCL_P2P_DISABLE's detour through the CPU also is) takes 6/5 s of every
+// PCIe link on the way. Not across sockets (SYS paths) and not on AMD.
+constexpr double kNcclIntelP2pOverhead = 6.0 / 5.0;
+
 }  // namespace ccsim
