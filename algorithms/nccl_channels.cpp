@@ -274,6 +274,24 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   s.ring = ring;
   s.tree = ring;
   s.tree.derivation = "same channels as the ring (NCCL keeps ring and tree channel counts equal); balanced tree pattern";
+  // NCCL's search runs the tree graph as the ring's, then its pass 2 raises the tree's bwIntra alone,
+  // with bwInter fixed, while the channels still fit inside the node and bwIntra < 2 x bwInter ("increase
+  // bwIntra for trees (2 nodes or collnet)", search.cc). The tuner reads bwIntra on 2 nodes, where
+  // each byte crosses the network once per direction instead of the ring's 2(n-1)/n times.
+  if (multi && ppn > 1 && ring.nChannels > 0 && ring.bwInter > 0.1) {
+    const auto& sp = speeds(cc, true);
+    const int n = ring.nChannels;
+    // Channels one GPU's intra-node links carry at speed s: the ring's intra term.
+    auto intra_fits = [&](double s_) { return static_cast<int>(std::floor(B * ppn / ((ppn - 1) * s_) + kEps)) >= n; };
+    std::size_t idx = 0;
+    while (idx + 1 < sp.size() && sp[idx] > s.tree.bwIntra + kEps) ++idx;
+    std::string d;
+    while (idx > 0 && s.tree.bwIntra < 2 * s.tree.bwInter - kEps && intra_fits(sp[idx - 1])) {
+      s.tree.bwIntra = sp[--idx];
+      d += fmt(" -> %.1f", s.tree.bwIntra);
+    }
+    if (!d.empty()) s.tree.derivation += "; pass 2 raises bwIntra (bwInter fixed, up to 2x)" + d;
+  }
 
   // --- NVLS graph ---
   if (s.nvls && ppn > 1) {
