@@ -79,6 +79,27 @@ TEST(Tuner, ForcingRingOn32NodesAtSmallSizes) {
   EXPECT_NEAR(choose(s, Func::AllReduce, 8, ring).time_us / choose(s, Func::AllReduce, 8).time_us, 622.0 / 65.2, 1e-3);
 }
 
+// NCCL's search pass 2 for trees (search.cc): bwIntra alone climbs the inter-node speed array, bwInter
+// fixed, while the ring's channels fit the node's links and bwIntra < 2 x bwInter.
+TEST(Tuner, TreeGraphRaisesBwIntraOnSeveralNodesOnly) {
+  const NcclTopoSummary one = h100(1);
+  EXPECT_DOUBLE_EQ(one.tree.bwIntra, one.ring.bwIntra);  // one node: the ring's graph
+  // A3 Mega: ring 8 ch x 24 GB/s (a 200 Gb/s NIC per GPU); the tree climbs 30, 40, 42, 45, 48 and
+  // stops at 2 x 24. NVLink would take more: 8 x 48 = 384 <= 18 x 20.6 x 8/7 = 423.8.
+  const NcclTopoSummary mega = summarize_for_nccl(testing::preset("gcp-a3-mega", 2));
+  EXPECT_EQ(mega.ring.nChannels, 8);
+  EXPECT_DOUBLE_EQ(mega.ring.bwInter, 24.0);
+  EXPECT_DOUBLE_EQ(mega.tree.bwInter, 24.0);
+  EXPECT_DOUBLE_EQ(mega.tree.bwIntra, 48.0);
+  // hgx-a100 on 2 nodes: 8 ch x 24; 30 fits NVLink (8 x 30 = 240 <= 12 x 20 x 8/7 = 274.3), 40 does not.
+  const NcclTopoSummary a100 = summarize_for_nccl(testing::preset("hgx-a100", 2));
+  EXPECT_EQ(a100.ring.nChannels, 8);
+  EXPECT_DOUBLE_EQ(a100.tree.bwIntra, 30.0);
+  // Tree/Simple's ceiling there (perChMaxTreeBw, Ampere, 2 nodes: 8 x 23.6 = 188.8 busBw, algBw 94.4)
+  // stays below Ring/Simple's 8 x 24 x 16/30 = 102.4: Ring keeps large sizes.
+  EXPECT_EQ(pick(a100, 4 * GiB), "Ring/Simple");
+}
+
 TEST(Tuner, ParseFilters) {
   AlgoProtoFilter f = parse_algo_filter("^NVLS", "", "NCCL_ALGO");
   EXPECT_FALSE(f.allows(Func::AllReduce, Algo::NVLS, Proto::Simple));
