@@ -28,6 +28,7 @@ TEST(NcclHardwareFigures, ComputeCapabilityAndNvlsEfficiencyFollowTheArch) {
   EXPECT_EQ(compcap_from_arch("sm90"), 90);
   EXPECT_EQ(compcap_from_arch("sm_100a"), 100);
   EXPECT_EQ(compcap_from_arch("unknown"), 0);
+  EXPECT_EQ(compcap_from_arch("sm99999999999"), 0);  // not an int overflow
   EXPECT_DOUBLE_EQ(nccl_nvls_efficiency(90), 0.85);
   EXPECT_DOUBLE_EQ(nccl_nvls_efficiency(100), 0.74);
   EXPECT_DOUBLE_EQ(nccl_nvls_efficiency(0), 0.85);  // unknown arch: the tuner's sm90

@@ -8,7 +8,8 @@ int compcap_from_arch(const std::string& arch) {
   std::string digits;
   for (char c : arch)
     if (c >= '0' && c <= '9') digits += c;
-  if (digits.empty()) return 0;
+  // No arch has more than 3 digits; a longer run (a typo, a fuzzed file) is unknown, not an overflow.
+  if (digits.empty() || digits.size() > 4) return 0;
   return std::stoi(digits);
 }
 

@@ -10,7 +10,8 @@
 
 namespace ccsim {
 
-// The compute capability in an arch string: "sm90" -> 90, "sm_100a" -> 100; 0 if it has no digits.
+// The compute capability in an arch string: "sm90" -> 90, "sm_100a" -> 100; 0 if it has no digits
+// (or more than 4).
 int compcap_from_arch(const std::string& gpu_arch);
 
 // NCCL's per-link NVLink bandwidth of a compute capability (SMxx_NVLINK_BW): 18.0 (sm60), 20.0
