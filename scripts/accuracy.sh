@@ -25,6 +25,8 @@ declare -A nccl_version=(
   ["coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt"]=2.26.2  # CoreWeave's README
   ["coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt"]=2.26.2  # CoreWeave's README
   ["oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt"]=2.29.2  # printed
+  ["hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt"]=2.30.4  # printed
+  ["gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt"]=2.26.6  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -52,6 +54,10 @@ cases=(
   "coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt|--topology gb200-nvl72 --ranks 144 --nodes 36 --model closed-form"
   "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt|--topology gb200-nvl72 --ranks 1440 --nodes 360 --model closed-form"
   "oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt|--topology gb200-nvl72 --ranks 128 --nodes 32 --model closed-form --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=200 --set node.nic.transport=roce --set node.nvlink.nvls=false"
+  "aws-p5-2node-efa-allreduce.txt|--topology aws-p5"
+  "hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt|--topology dgx-h200 --set node.nic.transport=roce"
+  "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-h200 --set node.nic.transport=roce"
+  "h800-1node-broadcast-g8-nccl2.18.3.txt|--topology hgx-h800"
 )
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"

@@ -1,0 +1,90 @@
+// Real nccl-tests logs for presets that had none (aws-p5, dgx-h200 on RoCE, hgx-h800), each predicted
+// from the preset and the --set flags its source states, nothing fitted (docs/accuracy.md). Provenance
+// heads every file under tests/data/nccl-tests; INDEX.md lists them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "calibrate/nccl_tests_log.h"
+#include "cli_runner.h"
+#include "scenarios/validate.h"
+#include "scenarios/validate_debug.h"
+#include "scenarios/validate_log.h"
+#include "test_helpers.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+namespace {
+
+ValidatedRun validate_log(const std::string& name, const std::string& preset, const std::vector<std::string>& sets = {}) {
+  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
+  const auto runs = parse_nccl_tests_log(in, name);
+  EXPECT_EQ(runs.size(), 1u);
+  nlohmann::json spec = load_topology_spec(preset);
+  for (const std::string& s : sets) apply_override(spec, s, "--set");
+  return validate_run(runs.front(), name, 0, spec, preset, ValidateOptions{}, DebugFacts{});
+}
+
+// One node of 8 H800 (8 NVLinks per GPU, not H100's 18), broadcast, one process driving 8 GPUs (-g 8).
+// The ring broadcast moves every byte once through each GPU's NVLink: busbw = algbw = 8 links x 25
+// GB/s x NCCL's 20.6/25 = 164.8 GB/s; measured 165.0 at 2 GiB. Both sides meet issue 11's target
+// (latency -15%, bandwidth -5%), though the log's NCCL 2.18.3 is older than the modelled tuners.
+TEST(PresetLogs, H800BroadcastIsItsEightNvlinks) {
+  const ValidatedRun run = validate_log("h800-1node-broadcast-g8-nccl2.18.3.txt", "hgx-h800");
+  EXPECT_EQ(run.prediction.facts.nodes, 1);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.predicted_busbw_GBps, 8 * 25.0 * 20.6 / 25.0, 0.01 * 164.8);
+  EXPECT_NEAR(last.measured_busbw_GBps, 164.97, 0.01);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << run.latency.median_error;
+}
+
+// 2 x HGX H200 with 8 BlueField-3 400G RoCE NICs each (Spectrum-X), NCCL 2.30.4, 2 processes x 8 GPUs.
+// NVLSTree on 2 nodes, as on DGX H100: the bandwidth side is +1% (plateau 461 predicted, 486 measured:
+// -5%). The latency side (+48%) is RoCE's per-step cost and the -g 8 launches (docs/accuracy.md).
+TEST(PresetLogs, H200SpectrumXAllReduceBandwidthSideWithinTenPercent) {
+  const ValidatedRun run =
+      validate_log("hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt", "dgx-h200", {"node.nic.transport=roce"});
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  EXPECT_EQ(run.sizes.back().nccl_algorithm, "NVLSTree");
+  EXPECT_LT(std::fabs(run.sizes.back().error), 0.10) << run.sizes.back().error;
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_LT(run.latency.median_error, 0.60) << run.latency.median_error;  // +48% today: a known miss
+}
+
+// 2 x GCP a3-ultragpu-8g (H200, 8 RoCE NICs through Google's gIB plugin), all_gather. The ring's NIC
+// bound is 8 NICs x 400 Gb/s x RoCE's 0.95 = 380 GB/s busbw; the prediction approaches it (370.5 at
+// 8 GiB), the log holds 326 from 1 GiB on (+14%): the plugin's achievable rate is not RoCE verbs'.
+TEST(PresetLogs, A3UltraAllGatherPlateauBelowTheRingBound) {
+  const ValidatedRun run =
+      validate_log("gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt", "dgx-h200", {"node.nic.transport=roce"});
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.measured_busbw_GBps, 325.52, 0.01);
+  EXPECT_LE(last.predicted_busbw_GBps, 8 * 50.0 * 0.95);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.95 * 8 * 50.0 * 0.95);
+  EXPECT_GT(last.error, 0.10);  // the log is slower than the bound
+  EXPECT_LT(last.error, 0.20) << last.error;
+  EXPECT_LT(run.bandwidth.median_error, 0.20) << run.bandwidth.median_error;  // +15% today
+}
+
+// 2 x p5.48xlarge (32 x 100 Gb/s EFA each). From 1 GiB on the log's busbw (437-487 GB/s) is above
+// any ring's, whose bound is the 32 NICs' 400 GB/s per direction: NCCL ran Tree or NVLSTree there.
+// ccsim's tuner keeps Ring (the tree's bwIntra cannot rise: 32 channels x 15 GB/s exceed the NVLink
+// term, 18 x 20.6 x 8/7 = 423.8), so the prediction is up to 24% slow (docs/accuracy.md).
+TEST(PresetLogs, P5AboveTheRingBoundOnTwoNodes) {
+  const ValidatedRun run = validate_log("aws-p5-2node-efa-allreduce.txt", "aws-p5");
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_LT(last.predicted_busbw_GBps, 400.0);
+  EXPECT_GT(last.measured_busbw_GBps, 400.0);  // 487: not a ring
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.15) << run.bandwidth.median_error;  // -11% today
+}
+
+}  // namespace
+}  // namespace ccsim
