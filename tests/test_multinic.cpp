@@ -168,7 +168,12 @@ TEST(MultiNic, PresetsDriveEveryNic) {
   const Topology oci = testing::preset("oci-a100", 2);
   EXPECT_EQ(oci.nics_per_node(), 16);
   EXPECT_DOUBLE_EQ(oci.network.nic_bandwidth_Bps, 12.5e9);
-  const Topology p5 = testing::preset("aws-p5", 2);
+  // p5's 32 EFA cards as they are (the preset describes aws-ofi-nccl's 8 grouped devices instead).
+  nlohmann::json cards = load_topology_spec("aws-p5");
+  set_node_count(cards, 2);
+  apply_override(cards, "node.nic.count=32", "--set");
+  apply_override(cards, "node.nic.Gbps=100", "--set");
+  const Topology p5 = build_topology(cards, "aws-p5");
   EXPECT_EQ(p5.nics_per_node(), 32);
   for (int g = 0; g < 8; ++g) {
     EXPECT_EQ(nics_of_gpu(oci, g).size(), 2u) << g;
