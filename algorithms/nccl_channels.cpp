@@ -201,6 +201,9 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     if (!topo.network.gpudirect_rdma) s.notes.push_back("no GPUDirect RDMA: NCCL stages through host memory (not reflected in graph bandwidths)");
   }
 
+  // Channels one GPU's intra-node links carry at speed s on a multi-node graph (ring and tree alike).
+  auto intra_channels = [&](double s_) { return static_cast<int>(std::floor(B * ppn / ((ppn - 1) * s_) + kEps)); };
+
   // --- ring graph (tree shares it: NCCL forces the same channel count) ---
   NcclGraphInfo ring;
   ring.typeIntra = typeIntra;
@@ -238,7 +241,7 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
         const int per_gpu_link = gpuPci > 0 ? static_cast<int>(std::floor(gpuPci / sp_ + kEps)) : per_nic * nics;
         int n = unowned * per_nic;
         for (int k : nics_on_gpu) n += std::min(per_gpu_link, k * per_nic);
-        if (ppn > 1) n = std::min(n, static_cast<int>(std::floor(B * ppn / ((ppn - 1) * sp_) + kEps)));
+        if (ppn > 1) n = std::min(n, intra_channels(sp_));
         return std::min(maxCh, n);
       };
     }
@@ -281,12 +284,10 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   if (multi && ppn > 1 && ring.nChannels > 0 && ring.bwInter > 0.1) {
     const auto& sp = speeds(cc, true);
     const int n = ring.nChannels;
-    // Channels one GPU's intra-node links carry at speed s: the ring's intra term.
-    auto intra_fits = [&](double s_) { return static_cast<int>(std::floor(B * ppn / ((ppn - 1) * s_) + kEps)) >= n; };
     std::size_t idx = 0;
     while (idx + 1 < sp.size() && sp[idx] > s.tree.bwIntra + kEps) ++idx;
     std::string d;
-    while (idx > 0 && s.tree.bwIntra < 2 * s.tree.bwInter - kEps && intra_fits(sp[idx - 1])) {
+    while (idx > 0 && s.tree.bwIntra < 2 * s.tree.bwInter - kEps && intra_channels(sp[idx - 1]) >= n) {
       s.tree.bwIntra = sp[--idx];
       d += fmt(" -> %.1f", s.tree.bwIntra);
     }

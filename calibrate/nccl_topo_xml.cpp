@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/text.h"
 
 namespace ccsim {
 
@@ -405,14 +406,12 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
   // the dump carries it as familyid/modelid. Anything else leaves node.cpu.model_id unset.
   int cpu_model_id = 0;
   if (vendor == "intel") {
-    auto decimal = [](const std::string& text) {
-      char* end = nullptr;
-      const long k = std::strtol(text.c_str(), &end, 10);
-      return end == text.c_str() || *end != '\0' ? -1L : k;
-    };
-    const long family = decimal(cpus[0]->attr("familyid")), model = decimal(cpus[0]->attr("modelid"));
-    if (family == 6 && model >= 1 && model <= 255) cpu_model_id = static_cast<int>(model);
-    else notes.push_back("Intel CPU without a family-6 modelid: cpu.model_id not set");
+    int family = 0, model = 0;
+    if (parse_int(cpus[0]->attr("familyid"), family) && parse_int(cpus[0]->attr("modelid"), model) && family == 6 &&
+        model >= 1 && model <= 255)
+      cpu_model_id = model;
+    else
+      notes.push_back("Intel CPU without a family-6 modelid: cpu.model_id not set");
   }
 
   // --- PCIe ---

@@ -7,18 +7,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "algorithms/closed_form.h"
 #include "algorithms/ring.h"
-#include "calibrate/nccl_tests_log.h"
 #include "cli_runner.h"
 #include "common/error.h"
 #include "scenarios/validate.h"
-#include "scenarios/validate_debug.h"
 #include "sim/engine.h"
+#include "real_log_helpers.h"
 #include "test_helpers.h"
 #include "topologies/nic_affinity.h"
 #include "topologies/routing.h"
@@ -182,12 +180,9 @@ TEST(GpuDirectTcp, A3HighAllReduceIsTheClosedFormOfFourTcpxNics) {
 
 ValidatedRun validate_log(const std::string& name, const std::string& preset, const std::string& algo = "",
                           const std::string& proto = "") {
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
-  const auto runs = parse_nccl_tests_log(in, name);
-  EXPECT_EQ(runs.size(), 1u);
   ValidateOptions opts;
   if (!algo.empty() || !proto.empty()) opts.filter = parse_algo_filter(algo, proto, "test");
-  return validate_run(runs.front(), name, 0, load_topology_spec(preset), preset, opts, DebugFacts{});
+  return testing::validate_real_log(name, load_topology_spec(preset), preset, opts);
 }
 
 // 2 x a3-highgpu-8g, all_gather 8 MiB..8 GiB, dstack's TCPX setup with NCCL_ALGO=Ring NCCL_PROTO=Simple

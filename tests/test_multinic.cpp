@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,10 +15,9 @@
 #include "common/error.h"
 #include "cli_runner.h"
 #include "scenarios/validate.h"
-#include "scenarios/validate_debug.h"
-#include "calibrate/nccl_tests_log.h"
 #include "scenarios/validate_log.h"
 #include "sim/engine.h"
+#include "real_log_helpers.h"
 #include "test_helpers.h"
 #include "topologies/nic_affinity.h"
 #include "topologies/routing.h"
@@ -190,12 +188,8 @@ TEST(MultiNic, OciA100LogTreeAboveOneGigabyte) {
   // NVLink at 15, not at 18) over the ring's 12, so NCCL's model prefers Tree/Simple (algBw 16 x 15 x
   // 0.92 / 2 = 110.4 GB/s) to Ring/Simple (16 x 12 x 16/30 = 102.4). Before the tree's own graph,
   // ccsim kept Ring there: -15..-20% at 1-8 GiB.
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) +
-                                                "/tests/data/nccl-tests/oci-bm-gpu4.8-a100-2node-roce-allreduce.txt"));
-  const auto runs = parse_nccl_tests_log(in, "oci.txt");
-  ASSERT_EQ(runs.size(), 1u);
-  const ValidatedRun run =
-      validate_run(runs.front(), "oci.txt", 0, load_topology_spec("oci-a100"), "oci-a100", ValidateOptions{}, DebugFacts{});
+  const ValidatedRun run = testing::validate_real_log("oci-bm-gpu4.8-a100-2node-roce-allreduce.txt",
+                                                      load_topology_spec("oci-a100"), "oci-a100");
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   const NcclTopoSummary s = summarize_for_nccl(testing::preset("oci-a100", 2));
   EXPECT_DOUBLE_EQ(s.tree.bwIntra, 15.0);

@@ -9,19 +9,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include "algorithms/closed_form.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
-#include "calibrate/nccl_tests_log.h"
 #include "cli_runner.h"
 #include "common/error.h"
 #include "scenarios/validate.h"
-#include "scenarios/validate_debug.h"
 #include "scenarios/validate_log.h"
 #include "sim/engine.h"
+#include "real_log_helpers.h"
 #include "test_helpers.h"
 #include "topologies/nic_affinity.h"
 #include "topologies/nvlink_domain.h"
@@ -220,9 +218,6 @@ TEST(NvlinkDomain, OneHostPerDomainIsTodaysNode) {
 // for OCI 8 RoCE NICs per tray, two racks of 16 trays and NCCL_NVLS_ENABLE=0. Each test guards what
 // the model achieves today (docs/accuracy.md gives the reason for every miss).
 ValidatedRun validate_gb200(const std::string& log, int ranks, const std::vector<std::string>& sets, PredictModel model) {
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + log));
-  const auto runs = parse_nccl_tests_log(in, log);
-  EXPECT_EQ(runs.size(), 1u);
   nlohmann::json spec = load_topology_spec("gb200-nvl72");
   for (const auto& s : sets) apply_override(spec, s, "test");
   set_node_count(spec, ranks / 4);
@@ -230,7 +225,7 @@ ValidatedRun validate_gb200(const std::string& log, int ranks, const std::vector
   opts.model = model;
   opts.nodes_given = true;
   opts.overrides.ranks = ranks;
-  return validate_run(runs.front(), log, 0, spec, "gb200-nvl72", opts, DebugFacts{});
+  return testing::validate_real_log(log, spec, "gb200-nvl72", opts);
 }
 
 TEST(NvlinkDomainLogs, CoreWeaveOneRackNvlsIsOptimistic) {

@@ -4,28 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "calibrate/nccl_tests_log.h"
-#include "cli_runner.h"
-#include "scenarios/validate.h"
-#include "scenarios/validate_debug.h"
-#include "scenarios/validate_log.h"
-#include "test_helpers.h"
+#include "real_log_helpers.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
 namespace {
 
 ValidatedRun validate_log(const std::string& name, const std::string& preset, const std::vector<std::string>& sets = {}) {
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
-  const auto runs = parse_nccl_tests_log(in, name);
-  EXPECT_EQ(runs.size(), 1u);
   nlohmann::json spec = load_topology_spec(preset);
   for (const std::string& s : sets) apply_override(spec, s, "--set");
-  return validate_run(runs.front(), name, 0, spec, preset, ValidateOptions{}, DebugFacts{});
+  return testing::validate_real_log(name, spec, preset);
 }
 
 // One node of 8 H800 (8 NVLinks per GPU, not H100's 18), broadcast, one process driving 8 GPUs (-g 8).
