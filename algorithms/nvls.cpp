@@ -86,7 +86,9 @@ Schedule nvls_schedule(const Topology& topo, const std::string& collective, doub
   s.switches = {vertex_name(topo, VertexKind::NvSwitch, 0), vertex_name(topo, VertexKind::Reducer, 0)};
   const int sw = n, red = n + 1;
   const double slice = size_bytes / n;  // head j's part of the buffer
-  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / options.chunk_bytes)));
+  // Chunks are a count here (Transfer::chunks): the flows are cut-through, whatever their size.
+  const double chunk = options.chunk_bytes > 0 ? options.chunk_bytes : kNvlsChunkBytes;
+  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / chunk)));
   Builder b{topo, s, options.channels, {}};
   for (int j = 0; j < n; ++j) {
     // Family j: head j's slice. Step 0 is its ld_reduce, step 1 its st; all concurrent (cut-through).
@@ -116,11 +118,31 @@ std::vector<int> nvls_tree_heads(const Topology& topo) {
   return heads;
 }
 
+double nccl_nvls_tree_chunk_bytes(double size_bytes, int channels, int heads, int nodes, double nvls_chunk_bytes) {
+  double chunk = nvls_chunk_bytes;
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE's default (-2): 64 KiB from 4 nodes on, else the NVLS chunk.
+  if (nodes >= 4) chunk = std::min(chunk, 65536.0);
+  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, heads);  // (channel, head) units
+  if (size_bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+  if (size_bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
+  if (size_bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (size_bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+  const double grain = 512;  // Simple's grain (ncclProtoGrainSize)
+  return std::max(grain, std::floor(chunk / grain) * grain);
+}
+
 namespace {
 
-// Channels of each NVLSTree family: NCCL's NVLS channels spread over the 2 H families, at least one.
-int channels_per_family(int heads, const NvlsOptions& options) {
-  return std::max(1, options.channels / (2 * std::max(1, heads)));
+// Channels of each NVLSTree family. Every NVLS channel serves all H heads (NCCL's NVLSTree pattern runs
+// nHeads chunks per channel and loop, enqueue.cc calcCollChunking), and the first half of the channels
+// run tree 0, the second half tree 1 (connect.cc: channel c + nChannels is channel c's mirror), so
+// the family (head h, tree t) is carried by half of the channels, at least one.
+int channels_per_family(const NvlsOptions& options) { return std::max(1, options.channels / 2); }
+
+// The NVLSTree chunk of one channel and head: NvlsOptions::chunk_bytes when set, else NCCL's rule.
+double nvls_tree_chunk(const Topology& topo, double size_bytes, int heads, const NvlsOptions& options) {
+  return options.chunk_bytes > 0 ? options.chunk_bytes
+                                 : nccl_nvls_tree_chunk_bytes(size_bytes, options.channels, heads, topo.num_nodes());
 }
 
 }  // namespace
@@ -128,8 +150,8 @@ int channels_per_family(int heads, const NvlsOptions& options) {
 int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options) {
   const int heads = std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
   const int families = 2 * heads;
-  const double per_channel = size_bytes / families / channels_per_family(heads, options);
-  const double c = std::ceil(per_channel / options.chunk_bytes);
+  const double per_channel = size_bytes / families / channels_per_family(options);  // = S / (channels x heads)
+  const double c = std::ceil(per_channel / nvls_tree_chunk(topo, size_bytes, heads, options));
   return clamp_chunks(c, options.max_chunks);
 }
 
@@ -168,12 +190,14 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
   const int families = 2 * H;
   const int chunks = nvls_tree_chunks(topo, size_bytes, options);
   const double c = size_bytes / families / chunks;  // bytes of one chunk of one family
-  Builder b{topo, s, channels_per_family(H, options), {}};
+  Builder b{topo, s, channels_per_family(options), {}};
   // A connection sends its chunks one after the other (a channel's warps, a NIC queue pair), as the
   // Tree's do (docs/tree.md): chunks in flight side by side would each crawl at a share of the rate.
   s.fifo_connections = true;
   // Every network hop of a family carries all its bytes, so capping those connections caps the family.
-  s.inter_node_channel_cap_Bps = options.channel_rate_cap_Bps;
+  // A channel's ceiling is shared by the H heads it serves: a family's connection (its records stand
+  // for channels_per_family channels) gets 1/H of it per channel.
+  s.inter_node_channel_cap_Bps = options.channel_rate_cap_Bps / H;
 
   // NCCL's double binary tree over the nodes: tree 0 and its mirror (or shift).
   const NodeTree trees[2] = {nccl_node_tree(nodes, 0), nccl_node_tree(nodes, 1)};
@@ -231,7 +255,12 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
 
 double nvls_tree_chunk_cap_bytes(const Topology& topo, const NvlsOptions& options) {
   const int heads = std::max(1, static_cast<int>(nvls_tree_heads(topo).size()));
-  return std::max(1, options.max_chunks) * options.chunk_bytes * 2 * heads * channels_per_family(heads, options);
+  // The nominal chunk: the one of sizes past every shrinking threshold.
+  const double nominal = nvls_tree_chunk(topo, 1e18, heads, options);
+  const double cap = std::max(1, options.max_chunks) * nominal * 2 * heads * channels_per_family(options);
+  // Past the cap the steady state extends the pipeline with nominal chunks: valid only where half of
+  // the cap already runs them.
+  return nvls_tree_chunk(topo, cap / 2, heads, options) == nominal ? cap : 0.0;
 }
 
 namespace {
@@ -276,7 +305,7 @@ double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, con
   const double B = gpu_switch_Bps(topo) * topo.nvls_efficiency;  // multimem data rate (head <-> switch)
   const double beta = route_bandwidth_Bps(topo, route_between_gpus(topo, heads[0], topo.gpus_per_node() + heads[0], 0));
   // A connection's cap (NCCL's channel ceiling) bounds it whatever its share of the NIC.
-  const double cap = options.channel_rate_cap_Bps * channels_per_family(static_cast<int>(H), options);
+  const double cap = options.channel_rate_cap_Bps * channels_per_family(options) / H;
   const auto capped = [&](double rate) { return cap > 0 ? std::min(rate, cap) : rate; };
   // The busiest NIC direction carries 2 connections with 2 nodes (up of one tree, down of the other)
   // and 4 beyond (an interior node sends up + 2 down in one tree and up in the other).

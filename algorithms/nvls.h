@@ -35,7 +35,8 @@ struct NvlsOptions {
   // NCCL's NVLS channels (predict passes NcclTopoSummary::nvls_channels: 24/32 on sm100), recorded
   // in Transfer::channels (channels share path and timing).
   int channels = nccl230::nvls_channels(90, false);
-  double chunk_bytes = kNvlsChunkBytes;
+  // NVLSTree: bytes per chunk of one channel and head; 0: NCCL's rule (nccl_nvls_tree_chunk_bytes).
+  double chunk_bytes = 0;
   int max_chunks = 64;                // NVLSTree: chunks per tree family, like the Tree's cap
   // NCCL 2.30 latencies (Simple; baseLat is 0 for both algorithms): NVLS hwLat[NVLINK][NVLS] = 25 us
   // per operation; NVLSTree hwLat[NVLINK][NVLSTree] = 25 us inside the node plus
@@ -62,9 +63,11 @@ Schedule nvls_schedule(const Topology& topo, const std::string& collective, doub
 Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes,
                        const NvlsOptions& options);
 
-// NVLSTree across nodes (all_reduce only, as in NCCL). Chunked like the Tree: C = max(1,
-// min(max_chunks, ceil(bytes per family and channel / chunk_bytes))) chunks per family, so the
-// schedule is NOT linear in the size: rebuild it per size. Simulate with pipeline depth
+// NVLSTree across nodes (all_reduce only, as in NCCL). Family (head h, tree t) is carried by half of
+// the NVLS channels (each channel serves every head; the channels' halves run the two trees), chunked
+// like the Tree: C = max(1, min(max_chunks, ceil(bytes per family and channel / chunk))) chunks per
+// family, the chunk being NCCL's (nccl_nvls_tree_chunk_bytes), so the schedule is NOT linear in the
+// size: rebuild it per size. Simulate with pipeline depth
 // kNvlsPipelineDepth. InputError on one node, without NVLS or NICs, or for another protocol or collective.
 Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto);
 Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes,
@@ -97,10 +100,18 @@ double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary);
 
 // Heads of an NVLSTree: local GPU of each NIC rail (the first GPU affined to it), one per rail.
 std::vector<int> nvls_tree_heads(const Topology& topo);
+// NCCL's NVLSTree chunk per channel and head, in bytes (enqueue.cc calcCollChunking, as of NCCL 2.30):
+// NCCL_NVLS_CHUNKSIZE (128 KiB), at most 64 KiB from 4 nodes on (NCCL_NVLSTREE_MAX_CHUNKSIZE's
+// default), then, with ops = channels x heads (channel, head) units in flight, 64 KiB below
+// 4 x ops x 128 KiB and 32 KiB below ops x 64 KiB (and the larger-chunk steps for a larger
+// NCCL_NVLS_CHUNKSIZE); `size_bytes` is NCCL's nBytes (the all_reduce buffer).
+double nccl_nvls_tree_chunk_bytes(double size_bytes, int channels, int heads, int nodes,
+                                  double nvls_chunk_bytes = kNvlsChunkBytes);
 // Chunks per family of an NVLSTree for a size (the rule above).
 int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options);
-// The size at which every family channel runs max_chunks chunks of chunk_bytes; past it the builder
-// enlarges the chunks (sim/steady_state.h extends the pipeline instead).
+// The size at which every family channel runs max_chunks chunks of the nominal chunk (that of large
+// sizes); past it the builder enlarges the chunks (sim/steady_state.h extends the pipeline instead).
+// 0 when half of it would still use a smaller chunk.
 double nvls_tree_chunk_cap_bytes(const Topology& topo, const NvlsOptions& options);
 
 }  // namespace ccsim

@@ -220,8 +220,12 @@ TEST(NvlsTree, StructureAndBytesByHand) {
   const double S = 8e6;
   NvlsOptions o;
   const int C = nvls_tree_chunks(topo, S, o);
-  // Per family S/8 = 1 MB over max(1, 16/8) = 2 channels = 500 kB per channel / 128 KiB -> 4 chunks.
-  EXPECT_EQ(C, 4);
+  // Every one of the 16 NVLS channels serves the 4 heads, half of them in each tree: a family (head,
+  // tree) of S/8 = 1 MB runs on 8 channels, 125 kB per channel. NCCL's chunk: 128 KiB on 2 nodes,
+  // 64 KiB because S < 4 x (16 x 4 units) x 128 KiB = 32 MiB, kept since S >= 64 x 64 KiB = 4 MiB:
+  // ceil(125000 / 65536) = 2 chunks.
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(S, 16, 4, 2), 65536);
+  EXPECT_EQ(C, 2);
   const Schedule s = nvls_tree_schedule(topo, "all_reduce", S, Proto::Simple);
   EXPECT_EQ(s.switches.size(), 4u);
   // Per chunk and family: per node 4 operands + 1 sum + 1 store + 4 copies = 10, and 1 up + 1 down.
@@ -240,6 +244,30 @@ TEST(NvlsTree, StructureAndBytesByHand) {
       EXPECT_EQ(t.src % 4, t.dst % 4);
       EXPECT_EQ(t.rail, t.src % 4);
     }
+}
+
+TEST(NvlsTree, NcclChunkRuleByHand) {
+  // NCCL's calcCollChunking for NVLSTree on 2 x dgx-h100: 16 channels x 8 heads = 128 (channel, head)
+  // units; 128 KiB from 4 x 128 x 128 KiB = 64 MiB up, 64 KiB from 128 x 64 KiB = 8 MiB up, 32 KiB below.
+  const double MiB = 1 << 20;
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 2), 131072);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(64 * MiB, 16, 8, 2), 131072);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(64 * MiB - 1, 16, 8, 2), 65536);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(8 * MiB, 16, 8, 2), 65536);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(8 * MiB - 1, 16, 8, 2), 32768);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(8, 16, 8, 2), 32768);
+  // From 4 nodes on NCCL_NVLSTREE_MAX_CHUNKSIZE's default caps it at 64 KiB.
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 4), 65536);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(4 * MiB, 16, 8, 4), 32768);
+  // sm100 across nodes runs 32 channels: 256 units double the thresholds.
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(64 * MiB, 32, 8, 2), 65536);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(128 * MiB, 32, 8, 2), 131072);
+  // A larger NCCL_NVLS_CHUNKSIZE (1 MiB) steps down to 256 KiB below 32 x 128 x 1 MiB = 4 GiB and to
+  // 128 KiB below 16 x 128 x 256 KiB = 512 MiB; any chunk is a multiple of Simple's 512-byte grain.
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(4096 * MiB, 16, 8, 2, 1 << 20), 1 << 20);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 2, 1 << 20), 262144);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(256 * MiB, 16, 8, 2, 1 << 20), 131072);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 2, 100000), 99840);
 }
 
 TEST(NvlsTree, LatencyBoundMatchesNcclNvlsTreeLatency) {
@@ -264,11 +292,14 @@ TEST(NvlsTree, NetworkBoundMatchesPipelineClosedForm) {
     const double S = 256.0 * (1 << 20);
     NvlsOptions o;
     const int C = nvls_tree_chunks(topo, S, o);
-    ASSERT_EQ(C, 64);
-    // Hand: c = S / (2 x 4 x 64) = 512 KiB; r = 12.5 GB/s / 2 (2 nodes) or / 4; the first chunk's
-    // ld_reduce (8 families on each GPU link), 2d network hops at the idle 12.5 GB/s, its store, then
-    // one chunk per period c / r: T = 25 us + 8 c / B + 2 d (20.9 us + c / 12.5 GB/s) + c / B + (C - 1) c / r.
-    const double c = S / 8 / 64;
+    // 256 MiB over 16 channels x 4 heads = 4 MiB per channel and head, in NCCL's chunk of 128 KiB on 2
+    // nodes (S is past every shrinking threshold) and 64 KiB from 4 nodes on: 32 and 64 chunks.
+    ASSERT_EQ(C, nodes == 2 ? 32 : 64);
+    // Hand: one record of a family stands for its 8 channels, c = S / (2 x 4 x C) (4 and 8 MiB); r =
+    // 12.5 GB/s / 2 (2 nodes) or / 4; the first chunk's ld_reduce (8 families on each GPU link), 2d
+    // network hops at the idle 12.5 GB/s, its store, then one chunk per period c / r:
+    // T = 25 us + 8 c / B + 2 d (20.9 us + c / 12.5 GB/s) + c / B + (C - 1) c / r.
+    const double c = S / 8 / C;
     const int d = nodes == 2 ? 1 : 2;
     const double r = 12.5e9 / (nodes == 2 ? 2 : 4);
     const double hand = kIntraS + 8 * c / kB + 2 * d * (kNetStepS + c / 12.5e9) + c / kB + (C - 1) * c / r;
@@ -313,8 +344,9 @@ TEST(NvlsTree, RailSymmetryWithTheFixedReducerLeavesResultsUnchanged) {
 TEST(NvlsTree, NcclChannelCeilingOnDgxH100) {
   // NCCL 2.30 caps NVLSTree at perChMaxNVLSTreeBws (Hopper: 57.7 GB/s per channel on 2 nodes, 45.5
   // beyond) x the NVLS graph's 8 channels of busBw: algBw 8 x 57.7 x 16/30 = 246.19 GB/s on 2 nodes,
-  // 8 x 45.5 x 32/62 = 187.87 GB/s on 4. Spread over the 16 NVLS channels NCCL runs, one per family
-  // here: 15.39 and 11.74 GB/s per connection, below a family's 48.5 / 2 (or / 4) GB/s of NIC.
+  // 8 x 45.5 x 32/62 = 187.87 GB/s on 4. Spread over the 16 NVLS channels NCCL runs: 15.39 and 11.74
+  // GB/s per channel. A channel serves the 8 heads and a family runs on 8 channels, so a family's
+  // connection gets 8 x 1/8 of a channel's cap, below its 48.5 / 2 (or / 4) GB/s of NIC.
   const struct {
     int nodes;
     double algbw_GBps;
@@ -329,9 +361,11 @@ TEST(NvlsTree, NcclChannelCeilingOnDgxH100) {
     EXPECT_NEAR(o.channel_rate_cap_Bps, k.algbw_GBps * 1e9 / 16, 1e-6 * o.channel_rate_cap_Bps);
     EngineOptions e;
     e.pipeline_depth = kNvlsPipelineDepth;
-    // 64 MiB and 128 MiB: 32 and 64 chunks of 128 KiB per family. The engine follows the closed form,
+    // The chunk cap and half of it: 32 and 64 chunks per family of NCCL's nominal chunk (128 KiB on 2
+    // nodes: 1 GiB and 512 MiB; 64 KiB on 4: 512 and 256 MiB). The engine follows the closed form,
     // and its steady state (one more chunk per family costs one period) is the cap.
-    const double S1 = 64.0 * (1 << 20), S2 = 128.0 * (1 << 20);
+    const double S2 = nvls_tree_chunk_cap_bytes(dgx, o), S1 = S2 / 2;
+    EXPECT_DOUBLE_EQ(S2, 64 * (k.nodes == 2 ? 131072.0 : 65536.0) * 16 * 8);
     const double t1 = simulate_one(dgx, nvls_tree_schedule(dgx, "all_reduce", S1, o), e).time_s;
     const double t2 = simulate_one(dgx, nvls_tree_schedule(dgx, "all_reduce", S2, o), e).time_s;
     EXPECT_NEAR(t1, nvls_tree_closed_form_time_s(dgx, S1, o), 0.02 * t1) << k.nodes;

@@ -40,12 +40,13 @@ TEST(SteadyState, TreeExtendedPipelineEqualsMoreChunksOfTheSameSize) {
 }
 
 TEST(SteadyState, NvlsTreeExtendedPipelineEqualsMoreChunksOfTheSameSize) {
-  // 2 x dgx-h100 with NCCL's channel ceiling: 16 families x 64 chunks x 128 KiB = 128 MiB at the cap.
+  // 2 x dgx-h100 with NCCL's channel ceiling: 16 families x 8 channels x 64 chunks x 128 KiB = 1 GiB
+  // at the cap.
   const Topology dgx = testing::preset("dgx-h100", 2);
   NvlsOptions o;
   o.channel_rate_cap_Bps = nvls_tree_channel_cap_Bps(summarize_for_nccl(dgx));
   const double cap = nvls_tree_chunk_cap_bytes(dgx, o);
-  ASSERT_DOUBLE_EQ(cap, 128.0 * (1 << 20));
+  ASSERT_DOUBLE_EQ(cap, 1024.0 * (1 << 20));
   EngineOptions e;
   e.pipeline_depth = kNvlsPipelineDepth;
   const auto run = [&](double size, int max_chunks) {
@@ -60,8 +61,10 @@ TEST(SteadyState, NvlsTreeExtendedPipelineEqualsMoreChunksOfTheSameSize) {
 }
 
 TEST(SteadyState, PredictExtendsNvlsTreePastItsChunkCap) {
-  // predict's 1 GiB on 2 x dgx-h100 (NVLSTree, NCCL's choice) is the line through its simulations at
-  // 64 and 128 MiB; its bandwidth tends to NCCL's NVLSTree ceiling, 8 x 57.7 x 16/30 = 246.2 GB/s.
+  // predict's 1 GiB on 2 x dgx-h100 (NVLSTree, NCCL's choice) lies on the line through its simulations
+  // at 64 and 128 MiB: from 64 MiB on NCCL's chunk is the nominal 128 KiB, and a FIFO pipeline of
+  // equal chunks costs one period per extra chunk. Past the cap (1 GiB) predict extends that line;
+  // its bandwidth tends to NCCL's NVLSTree ceiling, 8 x 57.7 x 16/30 = 246.2 GB/s.
   const Topology dgx = testing::preset("dgx-h100", 2);
   PredictRequest req;
   req.collective = "all_reduce";
