@@ -27,6 +27,7 @@ declare -A nccl_version=(
   ["oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt"]=2.29.2  # printed
   ["hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt"]=2.30.4  # printed
   ["gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt"]=2.26.6  # printed
+  ["h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt"]=2.24.3  # printed (nccl-library=22403)
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -58,6 +59,8 @@ cases=(
   "hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt|--topology dgx-h200 --set node.nic.transport=roce"
   "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-h200 --set node.nic.transport=roce"
   "h800-1node-broadcast-g8-nccl2.18.3.txt|--topology hgx-h800"
+  "dgx-h100-1node-allreduce-mpi-dgxc-benchmarking.txt|--topology dgx-h100"
+  "h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt|--topology dgx-h100"
 )
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
