@@ -28,6 +28,8 @@ declare -A nccl_version=(
   ["hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt"]=2.30.4  # printed
   ["gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt"]=2.26.6  # printed
   ["h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt"]=2.24.3  # printed (nccl-library=22403)
+  ["h100x32-4node-ndr-allreduce-nccl2.26.2.txt"]=2.26.2  # printed
+  ["h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt"]=2.24.3  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -61,6 +63,8 @@ cases=(
   "h800-1node-broadcast-g8-nccl2.18.3.txt|--topology hgx-h800"
   "dgx-h100-1node-allreduce-mpi-dgxc-benchmarking.txt|--topology dgx-h100"
   "h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt|--topology dgx-h100"
+  "h100x32-4node-ndr-allreduce-nccl2.26.2.txt|--topology dgx-h100"
+  "h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt|--topology dgx-h100"
 )
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"

@@ -124,5 +124,21 @@ TEST(PresetLogs, SingleNodeH100NvlsFromTwoSources) {
   }
 }
 
+// 4 hosts of 8 H100 with 8 CX-7 400G IB each (NVIDIA/nccl-tests#309, NCCL 2.26.2), one process per
+// GPU. From 1 GB on the tuner runs Ring, bound by the GPU's NVLink, 18 x 20.6 GB/s = 370.8 GB/s
+// busbw, under the NICs' 8 x 50 x 0.97 = 388; measured 365.8 at 16 GB. Both sides meet issue 11's
+// target; NVLSTree at 4-16 MB is the known miss (predicted 25% slow: NCCL's channel ceiling on each
+// network hop of a pipeline of one or two chunks, docs/accuracy.md).
+TEST(PresetLogs, FourNodeH100InfinibandBothSidesWithinTarget) {
+  const ValidatedRun run = validate_log("h100x32-4node-ndr-allreduce-nccl2.26.2.txt", "dgx-h100");
+  EXPECT_EQ(run.prediction.facts.nodes, 4);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.predicted_busbw_GBps, 18 * 20.6, 0.005 * 370.8);
+  EXPECT_NEAR(last.measured_busbw_GBps, 365.84, 0.01);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << run.latency.median_error;
+}
+
 }  // namespace
 }  // namespace ccsim
