@@ -295,7 +295,7 @@ TEST(NvlsTree, NetworkBoundMatchesPipelineClosedForm) {
     // 256 MiB over 16 channels x 4 heads = 4 MiB per channel and head, in NCCL's chunk of 128 KiB on 2
     // nodes (S is past every shrinking threshold) and 64 KiB from 4 nodes on: 32 and 64 chunks.
     ASSERT_EQ(C, nodes == 2 ? 32 : 64);
-    // Hand: one record of a family stands for its 8 channels, c = S / (2 x 4 x C) (4 and 8 MiB); r =
+    // Hand: one record of a family stands for its 8 channels, c = S / (2 x 4 x C) (1 MiB, 512 KiB); r =
     // 12.5 GB/s / 2 (2 nodes) or / 4; the first chunk's ld_reduce (8 families on each GPU link), 2d
     // network hops at the idle 12.5 GB/s, its store, then one chunk per period c / r:
     // T = 25 us + 8 c / B + 2 d (20.9 us + c / 12.5 GB/s) + c / B + (C - 1) c / r.
@@ -362,7 +362,7 @@ TEST(NvlsTree, NcclChannelCeilingOnDgxH100) {
     EngineOptions e;
     e.pipeline_depth = kNvlsPipelineDepth;
     // The chunk cap and half of it: 32 and 64 chunks per family of NCCL's nominal chunk (128 KiB on 2
-    // nodes: 1 GiB and 512 MiB; 64 KiB on 4: 512 and 256 MiB). The engine follows the closed form,
+    // nodes: 512 MiB and 1 GiB; 64 KiB on 4: 256 and 512 MiB). The engine follows the closed form,
     // and its steady state (one more chunk per family costs one period) is the cap.
     const double S2 = nvls_tree_chunk_cap_bytes(dgx, o), S1 = S2 / 2;
     EXPECT_DOUBLE_EQ(S2, 64 * (k.nodes == 2 ? 131072.0 : 65536.0) * 16 * 8);
