@@ -272,8 +272,8 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
             "operation in turn, a cost one process per GPU does not pay; the prediction already holds " +
             std::to_string(std::max(1, log.gpus_per_process / std::max(1, log.threads_per_process))) + " x " +
             strprintf("%.1f", topo.host_launch_s * 1e6) +
-            " us of serial launches per iteration (node.cpu.launch_us: a bare CUDA launch, without NCCL's "
-            "per-communicator enqueue work)",
+            " us of serial launches per iteration (node.cpu.launch_us: NCCL's enqueue and launch per "
+            "communicator, as measured on a DGX-A100; a slower host or NCCL version pays more)",
         "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees");
   } else if (lat_slow || approach_slow) {
     add("host-overhead", "Latency above the model: launch and proxy overheads on the host",

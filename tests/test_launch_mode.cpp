@@ -1,7 +1,7 @@
 // nccl-tests' -g / -t launch mode (scenarios/launch_mode.h): one thread driving N GPUs launches N
 // kernels per iteration; nccl-tests overlaps them with the previous iteration's device work, so an
 // iteration costs max(T_device, N x t_launch). The closed forms below are derived from NCCL 2.30's
-// cost model constants and the 3.8 us launch default (node.cpu.launch_us), not from ccsim's output.
+// cost model constants and the 4.2 us launch default (node.cpu.launch_us), not from ccsim's output.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -57,11 +57,11 @@ TEST(LaunchMode, EightGpusPerThreadOnHgxA100AtEightBytes) {
   // 8 B at any bandwidth adds < 0.01 us.
   const double g1 = predicted_us(topo, 8, 1, PredictModel::ClosedForm);
   EXPECT_NEAR(g1, 15.0, 0.01);
-  // -g 8: 8 serial launches of 3.8 us = 30.4 us > 15.0 us, so the iteration is the host's, and -g 8
-  // exceeds -g 1 by 30.4 - 15.0 us.
+  // -g 8: 8 serial launches of 4.2 us = 33.6 us > 15.0 us, so the iteration is the host's, and -g 8
+  // exceeds -g 1 by 33.6 - 15.0 us.
   const double g8 = predicted_us(topo, 8, 8, PredictModel::ClosedForm);
-  EXPECT_NEAR(g8, 8 * 3.8, 1e-9);
-  EXPECT_NEAR(g8 - g1, 8 * 3.8 - 15.0, 0.01);
+  EXPECT_NEAR(g8, 8 * 4.2, 1e-9);
+  EXPECT_NEAR(g8 - g1, 8 * 4.2 - 15.0, 0.01);
   // A launch of 1 us (8 us per iteration) hides behind the 15 us collective: nothing changes.
   const Topology fast_host = make("hgx-a100", {"node.cpu.launch_us=1"});
   EXPECT_DOUBLE_EQ(predicted_us(fast_host, 8, 8, PredictModel::ClosedForm), g1);
@@ -101,7 +101,7 @@ TEST(LaunchMode, ReadFromARealHeader) {
   EXPECT_EQ(f.threads_per_process, 1);
   EXPECT_EQ(f.gpus_per_process, 4);
 
-  // validate predicts the log's mode: 4 serial launches, so no size below 4 x 3.8 us.
+  // validate predicts the log's mode: 4 serial launches, so no size below 4 x 4.2 us.
   nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
   for (const char* o : {"node.gpu.count=4", "node.nic.count=0", "node.pcie.p2p=none"}) apply_override(spec, o, "test");
   ValidateOptions opts;
@@ -110,7 +110,7 @@ TEST(LaunchMode, ReadFromARealHeader) {
   EXPECT_EQ(run.prediction.facts.gpus_per_thread, 4);
   EXPECT_EQ(run.prediction.facts.table_header.ngpus, 4);
   ASSERT_FALSE(run.sizes.empty());
-  EXPECT_GE(run.sizes.front().predicted_time_us, 4 * 3.8 - 1e-9);
+  EXPECT_GE(run.sizes.front().predicted_time_us, 4 * 4.2 - 1e-9);
 
   // calibrate records the mode and says what it means for the fit.
   const auto curves = ring_curves_from_nccl_tests_text("log.txt", text, NcclTestsOptions{});
@@ -125,12 +125,12 @@ TEST(LaunchMode, ReadFromARealHeader) {
 }
 
 TEST(LaunchMode, CliFlagsAndErrors) {
-  // -g 8 on hgx-a100 at 8 B: the 30.4 us host bound, printed as nccl-tests prints it.
+  // -g 8 on hgx-a100 at 8 B: the 8 x 4.2 = 33.6 us host bound, printed as nccl-tests prints it.
   const auto ok = testing::run_ccsim("all_reduce_perf -b 8 -e 8 -g 8 --topology hgx-a100 --model closed-form");
   ASSERT_EQ(ok.code, 0) << ok.err;
   EXPECT_NE(ok.out.find("# nThread 1 nGpus 8 "), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("# launch mode: 1 thread(s) x 8 GPUs"), std::string::npos) << ok.out;
-  EXPECT_NE(ok.out.find("  30.40 "), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("  33.60 "), std::string::npos) << ok.out;
   // 3 GPUs per process do not divide the node's 8.
   const auto bad = testing::run_ccsim("all_reduce_perf -b 8 -e 8 -g 3 --topology hgx-a100 --model closed-form");
   EXPECT_EQ(bad.code, 2);

@@ -270,7 +270,7 @@ TEST(NvlinkDomainLogs, OciTwoRacksRingWithinTenPercent) {
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   EXPECT_EQ(run.prediction.facts.gpus_per_node, 64);
   // The excerpt lists one device line (rank 127) for 128 ranks: one GPU per process, as the command
-  // ran (-g 1), not one process launching 128 kernels (128 x 3.8 us = 486 us a call).
+  // ran (-g 1), not one process launching 128 kernels (128 x 4.2 us = 538 us a call).
   EXPECT_EQ(run.log.gpus_per_process, 1);
   EXPECT_EQ(run.log.processes, 128);
   EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;

@@ -81,6 +81,9 @@ TEST(PublishedMeasurements, H100NvlsAndRingBusBandwidthByGpuCount) {
 // NVIDIA/nccl-tests#123: 8-128 B Ring all_reduce on one channel of a DGX-A100, one process driving N
 // GPUs (-g N). NCCL's model puts the device time at 6.6 + 2(N-1) x 0.6 us (Ring/LL), so from 3 GPUs
 // on the iteration is bound by the host's N serial launches: the time grows by one launch per GPU.
+// This series is where node.cpu.launch_us's default comes from (its slope, 4.23 us per GPU, rounded
+// to 4.2: docs/topology.md), so the points from 4 GPUs on check the mechanism and the provenance,
+// not the value; the Voltage Park -g 8 log (tests/test_preset_logs.cpp) is the independent check.
 TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
   const auto rows = read_rows("nccl-tests-issue-123-dgx-a100-ring-latency-by-gpu-count.txt");
   ASSERT_EQ(rows.size(), 7u);
@@ -94,14 +97,7 @@ TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
     predicted.push_back(row.oop_time_us);
     errors.push_back(measured.back() / predicted.back() - 1);
   }
-  // The latency-side target of issue 11: the median error within 20%.
-  std::vector<double> sorted = errors;
-  std::sort(sorted.begin(), sorted.end());
-  EXPECT_LT(std::fabs(sorted[sorted.size() / 2]), 0.20);
-  // The host-bound part (4..8 GPUs): least-squares slope of time over GPU count. Predicted: one
-  // node.cpu.launch_us per GPU, 3.8 us (a bare CUDA launch). Measured: 4.23 us per GPU, 11% more: the
-  // NCCL host work per communicator of a group (docs/accuracy.md), which ccsim does not model. Each
-  // of those points is 9.5-11% slower than predicted.
+  // Least-squares slope of time over GPU count, 4..8 GPUs.
   const auto slope = [&](const std::vector<double>& y) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
     for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -110,17 +106,19 @@ TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
     }
     return (k * sxy - sx * sy) / (k * sxx - sx * sx);
   };
-  EXPECT_NEAR(slope(predicted), 3.8, 1e-9);
   EXPECT_NEAR(slope(measured), 4.234, 1e-3);
+  EXPECT_NEAR(slope(predicted), 4.2, 1e-9);  // node.cpu.launch_us per GPU
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     if (gpus[i] >= 4) {
-      EXPECT_NEAR(errors[i], 0.10, 0.015) << gpus[i] << " GPUs";
+      EXPECT_NEAR(predicted[i], 4.2 * gpus[i], 1e-9) << gpus[i] << " GPUs";
+      EXPECT_LT(std::fabs(errors[i]), 0.02) << gpus[i] << " GPUs";
     }
   }
-  // 2 GPUs is device-bound (7.8 us: NCCL's model, above the 7.6 us of two launches) and the
-  // measurement is 10 us: NCCL's own model is 22% fast there, the one point outside the target.
-  EXPECT_NEAR(predicted[0], 6.6 + 2 * 0.6, 0.01);  // 8 B at NVLink rates adds < 0.01 us
-  EXPECT_GT(errors[0], 0.20);
+  // 3 GPUs: 12.6 us of launches against NCCL's 6.6 + 4 x 0.6 = 9.0 us device time; 2 GPUs: 8.4 us
+  // against 7.8. Both host-bound; measured 13.76 and 10 us (+9%, +19%).
+  EXPECT_NEAR(predicted[1], 3 * 4.2, 1e-9);
+  EXPECT_NEAR(predicted[0], 2 * 4.2, 1e-9);
+  EXPECT_NEAR(errors[0], 10 / 8.4 - 1, 1e-9);
 }
 
 }  // namespace

@@ -311,7 +311,11 @@ TEST(Validate, A100SingleProcessLaunchIsTheLatencyCause) {
   const ValidatedRun run =
       validate_text(as_printed("nccl-tests/a100x8-1node-allreduce.txt"), load_topology_spec("hgx-a100"), "hgx-a100");
   EXPECT_EQ(run.prediction.facts.nodes, 1);
-  EXPECT_EQ(run.latency.verdict, Verdict::Slower);
+  // The 8 serial launches (8 x 4.2 us, NCCL's enqueue and launch per communicator) put the latency
+  // side's median within the tolerance (+18%); the approach to the plateau is still slow (+54% at
+  // 8 MiB), so the mode is named.
+  EXPECT_LT(run.latency.median_error, 0.20);
+  EXPECT_EQ(run.latency.verdict, Verdict::Mixed);
   ASSERT_TRUE(has_cause(run, "single-process-multi-gpu"));
   EXPECT_NE(cause(run, "single-process-multi-gpu").evidence.find("8 GPUs per process"), std::string::npos);
   // The plateau agrees (measured 232.44 GB/s busbw at 4 GiB): no bandwidth-side cause.
@@ -365,8 +369,11 @@ TEST(Validate, HostStagedTcpIsNotBlamedOnGdr) {
 
 TEST(Validate, DebugLogChoicesAgainstTheAssumedAlgorithms) {
   // An NCCL_DEBUG log printing only Tree choices, against a run ccsim predicts as Ring (one A100 node),
-  // and a latency side slower than predicted: NCCL's own choices are named.
-  const nlohmann::json spec = load_topology_spec("hgx-a100");
+  // and a latency side slower than predicted (described with a 1 us host launch, so that the -g 8
+  // bound is below NCCL's 15 us and the 40 us measured are 2.6x the prediction): NCCL's own choices
+  // are named.
+  nlohmann::json spec = load_topology_spec("hgx-a100");
+  apply_override(spec, "node.cpu.launch_us=1", "test");
   const ValidatedRun run = validate_text(as_printed("nccl-tests/a100x8-1node-allreduce.txt"), spec, "hgx-a100",
                                    PredictModel::ClosedForm);
   DebugFacts debug;

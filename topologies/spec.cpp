@@ -474,12 +474,13 @@ Topology build_topology(const json& spec, const std::string& source) {
   const double inter_lat = cpu.non_negative("inter_socket_latency_us", kMaxLatencyUs, &d_is_lat) * kMicro;
   const double mem_Bps = cpu.positive("host_memory_GBps", kMinGBps, kMaxAggregateGBps, &d_mem) * kGB;
   const double mem_lat = cpu.non_negative("host_memory_latency_us", kMaxLatencyUs, &d_mem_lat) * kMicro;
-  // Host CPU time of one kernel launch, paid once per GPU per iteration by a thread that drives
-  // several GPUs (nccl-tests -g N, scenarios/launch_mode.h). 3.8 us: NVIDIA Technical Blog "Getting
-  // Started with CUDA Graphs" (A. Gray, 2019), where back-to-back asynchronous launches of a 2.9 us
-  // kernel ran at one per 3.8 us (3.4 us as a graph). NCCL's own enqueue work per communicator
-  // comes on top, so this is a lower bound.
-  const double d_launch = 3.8;
+  // Host CPU time of one NCCL collective's launch, paid once per GPU per iteration by a thread that
+  // drives several GPUs (nccl-tests -g N, scenarios/launch_mode.h): NCCL's enqueue work per
+  // communicator and the kernel launch together. 4.2 us: the slope of NVIDIA/nccl-tests#123's
+  // measurements, a DGX-A100 running a one-channel Ring all_reduce of 8-128 B with -g N, 16.88 to
+  // 33.7 us from 4 to 8 GPUs (least squares: 4.23 us per GPU; tests/data/published). A bare CUDA
+  // launch is less: 3.8 us back to back in NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, 2019).
+  const double d_launch = 4.2;
   const double launch_s = cpu.positive("launch_us", 0.01, kMaxLatencyUs, &d_launch) * kMicro;
   node_out["cpu"] = cpu_out;
 

@@ -142,9 +142,9 @@ class Topology {
   // NCCL's P2P transport over NVLink (node.nvlink.nccl_p2p; false: NCCL_P2P_DISABLE=1). Without it
   // NCCL moves intra-node data through its SHM transport (host memory) even where NVLink exists.
   bool nccl_p2p = true;
-  // Host CPU time of one NCCL kernel launch (node.cpu.launch_us): what one thread driving several
-  // GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
-  double host_launch_s = 3.8e-6;
+  // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
+  // several GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
+  double host_launch_s = 4.2e-6;
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
   // graph, which does not change after finalize().
   mutable RouteMemo route_cache;
