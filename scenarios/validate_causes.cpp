@@ -266,15 +266,27 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                strprintf("%.2f", bw.ratio()) + " of the prediction";
   }
   if ((lat_slow || approach_slow) && log.gpus_per_process > 1) {
+    const int per_thread = std::max(1, log.gpus_per_process / std::max(1, log.threads_per_process));
+    // An iteration takes at least its thread's serial launches, so the log's fastest one bounds this
+    // host's cost per launch from above.
+    const ValidatedSize* fastest = nullptr;
+    for (const auto& s : run.sizes)
+      if (!fastest || s.measured_time_us < fastest->measured_time_us) fastest = &s;
+    std::string bound;
+    if (fastest && fastest->measured_time_us / per_thread > topo.host_launch_s * 1e6)
+      bound = "; its fastest iteration, " + strprintf("%.1f", fastest->measured_time_us) + " us at " +
+              format_bytes(static_cast<double>(fastest->size_bytes)) + ", bounds this host's cost at " +
+              strprintf("%.1f", fastest->measured_time_us / per_thread) + " us per launch: --set node.cpu.launch_us=" +
+              strprintf("%.1f", fastest->measured_time_us / per_thread) + " predicts with that bound";
     add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
         (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
             std::to_string(log.threads_per_process) + " x nGpus), so one thread launches every GPU's kernel of each "
             "operation in turn, a cost one process per GPU does not pay; the prediction already holds " +
-            std::to_string(std::max(1, log.gpus_per_process / std::max(1, log.threads_per_process))) + " x " +
-            strprintf("%.1f", topo.host_launch_s * 1e6) +
+            std::to_string(per_thread) + " x " + strprintf("%.1f", topo.host_launch_s * 1e6) +
             " us of serial launches per iteration (node.cpu.launch_us: NCCL's enqueue and launch per "
             "communicator, as measured on a DGX-A100; a slower host or NCCL version pays more)",
-        "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees");
+        "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees" +
+            bound);
   } else if (lat_slow || approach_slow) {
     add("host-overhead", "Latency above the model: launch and proxy overheads on the host",
         (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach,

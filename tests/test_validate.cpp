@@ -318,6 +318,11 @@ TEST(Validate, A100SingleProcessLaunchIsTheLatencyCause) {
   EXPECT_EQ(run.latency.verdict, Verdict::Mixed);
   ASSERT_TRUE(has_cause(run, "single-process-multi-gpu"));
   EXPECT_NE(cause(run, "single-process-multi-gpu").evidence.find("8 GPUs per process"), std::string::npos);
+  // The log's fastest iteration, 38.39 us at 2 KiB, is at least 8 serial launches: at most 4.8 us each,
+  // above the 4.2 us default, so validate offers it.
+  EXPECT_NE(cause(run, "single-process-multi-gpu").next.find("38.4 us at 2 KiB"), std::string::npos)
+      << cause(run, "single-process-multi-gpu").next;
+  EXPECT_NE(cause(run, "single-process-multi-gpu").next.find("--set node.cpu.launch_us=4.8"), std::string::npos);
   // The plateau agrees (measured 232.44 GB/s busbw at 4 GiB): no bandwidth-side cause.
   EXPECT_TRUE(run.sizes.back().within_tolerance) << run.sizes.back().error;
   EXPECT_FALSE(has_cause(run, "too-few-channels"));
