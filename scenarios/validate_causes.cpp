@@ -266,18 +266,21 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                strprintf("%.2f", bw.ratio()) + " of the prediction";
   }
   if ((lat_slow || approach_slow) && log.gpus_per_process > 1) {
-    const int per_thread = std::max(1, log.gpus_per_process / std::max(1, log.threads_per_process));
+    // The launch mode the prediction ran in (validate derives it from the log's header).
+    const int per_thread = std::max(1, run.prediction.facts.gpus_per_thread);
     // An iteration takes at least its thread's serial launches, so the log's fastest one bounds this
     // host's cost per launch from above.
-    const ValidatedSize* fastest = nullptr;
-    for (const auto& s : run.sizes)
-      if (!fastest || s.measured_time_us < fastest->measured_time_us) fastest = &s;
+    const auto fastest = std::min_element(run.sizes.begin(), run.sizes.end(), [](const auto& a, const auto& b) {
+      return a.measured_time_us < b.measured_time_us;
+    });
     std::string bound;
-    if (fastest && fastest->measured_time_us / per_thread > topo.host_launch_s * 1e6)
-      bound = "; its fastest iteration, " + strprintf("%.1f", fastest->measured_time_us) + " us at " +
-              format_bytes(static_cast<double>(fastest->size_bytes)) + ", bounds this host's cost at " +
-              strprintf("%.1f", fastest->measured_time_us / per_thread) + " us per launch: --set node.cpu.launch_us=" +
-              strprintf("%.1f", fastest->measured_time_us / per_thread) + " predicts with that bound";
+    if (fastest != run.sizes.end()) {
+      const std::string per_launch = strprintf("%.1f", fastest->measured_time_us / per_thread);
+      if (fastest->measured_time_us / per_thread > topo.host_launch_s * 1e6)
+        bound = "; its fastest iteration, " + strprintf("%.1f", fastest->measured_time_us) + " us at " +
+                format_bytes(static_cast<double>(fastest->size_bytes)) + ", bounds this host's cost at " + per_launch +
+                " us per launch: --set node.cpu.launch_us=" + per_launch + " predicts with that bound";
+    }
     add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
         (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
             std::to_string(log.threads_per_process) + " x nGpus), so one thread launches every GPU's kernel of each "

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/nccl_channels.h"
+#include "common/error.h"
 #include "test_helpers.h"
 #include "topologies/nccl_hardware_figures.h"
 #include "topologies/spec.h"
@@ -96,7 +97,7 @@ TEST(NcclHardwareFigures, CpuModelIdIsRangeChecked) {
   try {
     build_topology(spec, "pcie-gen4-8gpu");
     FAIL() << "model_id 0 accepted";
-  } catch (const std::exception& e) {
+  } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("model_id"), std::string::npos) << e.what();
   }
 }

@@ -475,12 +475,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   const double mem_Bps = cpu.positive("host_memory_GBps", kMinGBps, kMaxAggregateGBps, &d_mem) * kGB;
   const double mem_lat = cpu.non_negative("host_memory_latency_us", kMaxLatencyUs, &d_mem_lat) * kMicro;
   // Host CPU time of one NCCL collective's launch, paid once per GPU per iteration by a thread that
-  // drives several GPUs (nccl-tests -g N, scenarios/launch_mode.h): NCCL's enqueue work per
-  // communicator and the kernel launch together. 4.2 us: the slope of NVIDIA/nccl-tests#123's
-  // measurements, a DGX-A100 running a one-channel Ring all_reduce of 8-128 B with -g N, 16.88 to
-  // 33.7 us from 4 to 8 GPUs (least squares: 4.23 us per GPU; tests/data/published). A bare CUDA
-  // launch is less: 3.8 us back to back in NVIDIA's "Getting Started with CUDA Graphs" (A. Gray, 2019).
-  const double d_launch = 4.2;
+  // drives several GPUs (nccl-tests -g N, scenarios/launch_mode.h); its source: kDefaultHostLaunchUs.
+  const double d_launch = kDefaultHostLaunchUs;
   const double launch_s = cpu.positive("launch_us", 0.01, kMaxLatencyUs, &d_launch) * kMicro;
   node_out["cpu"] = cpu_out;
 

@@ -93,6 +93,12 @@ struct NetworkProps {
   double message_rate_per_s = 330e6;  // messages per second a NIC accepts (GPU-initiated puts; node.nic.message_rate_Mps)
 };
 
+// node.cpu.launch_us's default, in microseconds: NCCL's enqueue work per communicator and the kernel
+// launch together, the slope of NVIDIA/nccl-tests#123's DGX-A100 -g N series (4.23 us per GPU from 4
+// to 8 GPUs; tests/data/published). A bare CUDA launch is less: 3.8 us back to back in NVIDIA's
+// "Getting Started with CUDA Graphs" (A. Gray, 2019).
+constexpr double kDefaultHostLaunchUs = 4.2;
+
 class Topology {
  public:
   // --- construction (used by the builder) ---
@@ -144,7 +150,7 @@ class Topology {
   bool nccl_p2p = true;
   // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
   // several GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
-  double host_launch_s = 4.2e-6;
+  double host_launch_s = kDefaultHostLaunchUs * 1e-6;
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
   // graph, which does not change after finalize().
   mutable RouteMemo route_cache;
