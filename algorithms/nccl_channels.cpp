@@ -346,6 +346,14 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     s.collnet_graph = g;
   }
 
+  // The net plugin's reported latency: search.cc copies net->net.latency into the latencyInter of
+  // every graph whose channels cross the network, and the tuner adds it to each network step.
+  if (multi && nics > 0 && topo.network.plugin_latency_us > 0) {
+    for (NcclGraphInfo* g : {&s.ring, &s.tree, &s.nvls_graph, &s.collnet_graph}) g->latencyInter = topo.network.plugin_latency_us;
+    s.notes.push_back(fmt("NET latency reported by the net plugin: %.0f us per network step (node.nic.plugin_latency_us)",
+                          topo.network.plugin_latency_us));
+  }
+
   // --- comm->nChannels (connect.cc) ---
   int nc = std::min(nccl230::kMaxChannels, s.ring.nChannels * 2);
   std::string cd = fmt("coll channels: 2 x %.0f ring channels", s.ring.nChannels);

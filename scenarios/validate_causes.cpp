@@ -116,7 +116,8 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     causes.push_back({id, title, evidence, next, informational});
   };
   bool bw_explained = false;
-  // The network's checks differ by transport: verbs (InfiniBand, RoCE) or TCP (sockets, GPU-direct TCP).
+  // The network's checks differ by transport: verbs (InfiniBand, RoCE), EFA (libfabric) or TCP (sockets,
+  // GPU-direct TCP).
   const Transport transport = topo.network.transport;
   const bool verbs_transport = transport == Transport::InfiniBand || transport == Transport::RoCE;
   const bool gpudirect_tcp = transport == Transport::GpuDirectTcpx || transport == Transport::GpuDirectTcpxo;
@@ -163,7 +164,12 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
       ev += debug_no_gdr ? "; " + std::to_string(debug.net_connections) + " network connection(s) without GDRDMA in " + debug.file
                          : "; without GPUDirect RDMA every network byte is staged through host memory and crosses "
                            "the CPU's root complex twice";
-      if (gpudirect_tcp)
+      if (transport == Transport::Efa)
+        add("gdr-off", "GPUDirect RDMA off on EFA, or the GPU-NIC path crossing the CPU root complex", ev,
+            "NCCL_DEBUG=INFO: the connection lines say 'via NET/AWS Libfabric/<n>/GDRDMA' when GDR is on; "
+            "FI_EFA_USE_DEVICE_RDMA=1 (p4d, p5), the efa provider in use (fi_info -p efa), and aws-ofi-nccl's "
+            "topology: each GPU's EFA devices under its PCIe switch (nvidia-smi topo -m: PIX/PXB)");
+      else if (gpudirect_tcp)
         add("gdr-off", "GPU-direct TCP off: the net plugin not loaded, NCCL on its socket transport through host memory",
             ev,
             "NCCL_DEBUG=INFO: the 'Loaded net plugin' line and the connection lines name the transport (NET/Socket "
@@ -181,7 +187,12 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     std::string ev = plateau_text(bw);
     if (nics > 1 && k >= 1 && k < nics) ev += strprintf(", about %d of %d NICs' worth", k, nics);
     add("nic-missing-or-slow", "A NIC missing, slower or on the wrong NUMA node", ev,
-        verbs_transport
+        transport == Transport::Efa
+            ? "fi_info -p efa lists every EFA device (p5: 32, p4d: 4); NCCL_DEBUG=INFO: aws-ofi-nccl's 'NET/OFI' lines "
+              "name the devices and rails it uses and the connection lines the NET device of each channel; "
+              "nvidia-smi topo -m: each GPU has its EFA devices at PIX/PXB; the EFA installer's fi_pingpong / "
+              "nccl-tests sendrecv_perf between two nodes for one device's rate"
+        : verbs_transport
             ? "ibstat / ibv_devinfo: every HCA Active at the expected rate; NCCL_IB_HCA lists all of them; nvidia-smi "
               "topo -m: each GPU has a NIC at PIX/PXB (a NIC behind the other socket costs the inter-socket link); "
               "ib_write_bw --use_cuda between each NIC pair; NCCL_DEBUG=INFO 'NET/IB : Using [0]mlx5_0:1/IB ...' lists "

@@ -43,7 +43,7 @@ cases=(
   "rtx2080ti-x2-pcie-noP2P-allreduce.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
   "nccltests_alltoall_1.txt|--topology dgx-h100"
   "nccltests_all_gather_2.txt|--topology hgx-a100"
-  "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=roce"
+  "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa"
   "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology oci-a100"
   "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology gcp-a3-high --algo Ring --proto Simple"
   "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology gcp-a3-high --algo Ring --proto Simple"

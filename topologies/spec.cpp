@@ -33,7 +33,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
-      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
+      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
@@ -537,6 +537,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   Transport transport = Transport::InfiniBand;
   bool gdr = false;
   double message_rate_per_s = 330e6;
+  double plugin_latency_us = 0;
   if (node.has("nic")) {
     json out;
     Obj nic(node.at("nic"), "/node/nic", source, out);
@@ -554,6 +555,7 @@ Topology build_topology(const json& spec, const std::string& source) {
                                      info.why_not);
     const double lat = default_transport_latency_s(transport) / kMicro;
     nic_lat = nic.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
+    plugin_latency_us = nic.non_negative("plugin_latency_us", kMaxLatencyUs, &info.plugin_latency_us);
     // Messages per second one NIC accepts from GPU-initiated puts: ConnectX-7's product brief gives
     // "up to 330-370 million messages per second"; the lower figure (docs/moe.md "Costs"). A vendor
     // peak: what DeepEP's puts reach has no public figure.
@@ -631,6 +633,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.host_launch_s = launch_s;
   topo.nccl_p2p = nccl_p2p;
   topo.network.transport = transport;
+  topo.network.plugin_latency_us = plugin_latency_us;
   topo.network.gpudirect_rdma = gdr;
   topo.network.message_rate_per_s = message_rate_per_s;
   topo.network.nic_bandwidth_Bps = nic_gbps * kGbit;  // line rate; the links carry nic_Bps (x efficiency)

@@ -42,6 +42,7 @@ const char* to_string(Transport transport) {
     case Transport::TcpSockets: return "tcp";
     case Transport::GpuDirectTcpx: return "tcpx";
     case Transport::GpuDirectTcpxo: return "tcpxo";
+    case Transport::Efa: return "efa";
   }
   return "?";
 }

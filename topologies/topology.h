@@ -21,8 +21,9 @@ enum class VertexKind { Gpu, NvSwitch, PcieSwitch, Cpu, HostMemory, Nic, LeafSwi
 enum class LinkKind { NvLink, Pcie, InterSocket, Memory, Network, Reduction };
 // TcpSockets: NCCL's socket transport, payloads staged through host memory. GpuDirectTcpx /
 // GpuDirectTcpxo: Google's GPUDirect-TCPX (A3 High) and GPUDirect-TCPXO (A3 Mega) net plugins, TCP
-// whose payloads move NIC<->GPU memory without host staging (topologies/transports.h).
-enum class Transport { InfiniBand, RoCE, TcpSockets, GpuDirectTcpx, GpuDirectTcpxo };
+// whose payloads move NIC<->GPU memory without host staging (topologies/transports.h). Efa: AWS's
+// Elastic Fabric Adapter (SRD through libfabric and the aws-ofi-nccl net plugin).
+enum class Transport { InfiniBand, RoCE, TcpSockets, GpuDirectTcpx, GpuDirectTcpxo, Efa };
 
 const char* to_string(VertexKind kind);
 const char* to_string(LinkKind kind);
@@ -91,6 +92,10 @@ struct NetworkProps {
   bool gpudirect_rdma = true;   // false: GPU<->NIC traffic is staged through host memory (true for tcpx/tcpxo: GPU-direct TCP)
   double nic_bandwidth_Bps = 0; // per NIC, per direction: the line rate (links carry it x efficiency)
   double message_rate_per_s = 330e6;  // messages per second a NIC accepts (GPU-initiated puts; node.nic.message_rate_Mps)
+  // The network latency the net plugin reports to NCCL (ncclNetProperties_t.latency, microseconds;
+  // node.nic.plugin_latency_us). NCCL's search copies it into each graph's latencyInter and its tuner
+  // adds it to every network step (twice on Simple); the engine's steps do not use it.
+  double plugin_latency_us = 0;
 };
 
 // node.cpu.launch_us's default, in microseconds: NCCL's enqueue work per communicator and the kernel

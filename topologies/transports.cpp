@@ -10,7 +10,9 @@ const std::vector<TransportInfo>& transports() {
     TransportInfo t;
 
     // InfiniBand verbs, GPUDirect RDMA: ib_write_bw reaches ~97% of the line rate; one-way small
-    // messages take 1-2 us through one switch.
+    // messages take 1-2 us through one switch. NCCL's IB transport reports no latency to its tuner
+    // (net_ib.cc, ncclIbGetProperties: "props->latency = 0; // Not set"), nor does RoCE (the same
+    // transport) or the socket transport (net_socket.cc); Google's TCPX plugin neither (below).
     t = TransportInfo{};
     t.transport = Transport::InfiniBand, t.name = "ib", t.label = "IB";
     t.efficiency = 0.97, t.latency_us = 1.5, t.gpudirect_default = true;
@@ -60,6 +62,21 @@ const std::vector<TransportInfo>& transports() {
     t.efficiency = 0.966, t.latency_us = 25.0, t.gpudirect_default = true;
     t.host_staging_allowed = false;
     t.why_not = "GPUDirect-TCPXO moves payloads NIC<->GPU memory by design; for host-staged sockets use transport tcp";
+    v.push_back(t);
+
+    // AWS's Elastic Fabric Adapter: the SRD protocol through libfabric's efa provider and the
+    // aws-ofi-nccl net plugin (p4d, p5, trn), GPUDirect RDMA where the instance has it
+    // (FI_EFA_USE_DEVICE_RDMA; p3dn has none). Latency 20 us per network step: aws-ofi-nccl's own
+    // cost model of EFA (src/tuner/nccl_ofi_model.cpp: latency = internode steps x net_lat, with
+    // TUNER_NET_LATENCY's default 20 us in nccl_ofi_param.h; on Simple it adds
+    // TUNER_NET_COMP_OVERHEAD, 3 us, "~2 us in the device and ~1 us to write that completion up to
+    // the host", which ccsim does not split by protocol). Plugin latency 75 us: what the plugin
+    // reports to NCCL for p4d, p4de, p5 and p5e (src/platform-aws.cpp, the platform table's
+    // .latency; p5en and later 35, p3dn 150: set node.nic.plugin_latency_us). Efficiency 0.95:
+    // no EFA goodput figure is published; SRD runs over Ethernet, so RoCE's framing stands in.
+    t = TransportInfo{};
+    t.transport = Transport::Efa, t.name = "efa", t.label = "EFA";
+    t.efficiency = 0.95, t.latency_us = 20.0, t.plugin_latency_us = 75.0, t.gpudirect_default = true;
     v.push_back(t);
     return v;
   }();

@@ -12,10 +12,13 @@ namespace ccsim {
 
 struct TransportInfo {
   Transport transport = Transport::InfiniBand;
-  const char* name = "";      // the node.nic.transport value: "ib", "roce", "tcp", "tcpx", "tcpxo"
+  const char* name = "";      // the node.nic.transport value: "ib", "roce", "tcp", "tcpx", "tcpxo", "efa"
   const char* label = "";     // in link labels ("400Gb/s IB") and `ccsim topo`
   double efficiency = 1;      // default node.nic.efficiency: payload bytes / line-rate bytes
   double latency_us = 0;      // default node.nic.latency_us: one way, NIC to NIC through one switch
+  // default node.nic.plugin_latency_us: the network latency the transport's NCCL net plugin reports
+  // to NCCL's tuner (ncclNetProperties_t.latency); 0 is "not set", NCCL's own constants alone.
+  double plugin_latency_us = 0;
   bool gpudirect_default = true;  // default node.nic.gpudirect_rdma
   // Which values of node.nic.gpudirect_rdma describe a real machine: tcp (NCCL's sockets) always
   // stages through host memory, tcpx/tcpxo never do (that is what they are); ib/roce do either.
@@ -29,7 +32,7 @@ const std::vector<TransportInfo>& transports();
 const TransportInfo& transport_info(Transport t);
 // nullptr when `name` is no transport.
 const TransportInfo* find_transport(const std::string& name);
-// "ib", "roce", "tcp", "tcpx", "tcpxo": the valid values, for error messages.
+// "ib", "roce", "tcp", "tcpx", "tcpxo", "efa": the valid values, for error messages.
 std::vector<std::string> transport_names();
 
 }  // namespace ccsim
