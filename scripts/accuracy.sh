@@ -51,6 +51,7 @@ cases=(
   "gcp-a3mega-2node-allreduce-8B-8G.txt|--topology gcp-a3-mega"
   "gcp-a4-b200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-b200 --set node.nic.transport=roce"
   "dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.nccl_p2p=false"
+  "a40x4-nvlink-pairs-sys-p2p-disabled-allreduce.txt|--topology pcie-gen4-8gpu --ranks 4 --set node.gpu.count=4 --set node.nic.count=0 --set node.pcie.p2p=none"
   "rtx4090-x2-pcie-allreduce-g2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
   "rtx4090-x4-pcie-allreduce-g4.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=2 --set node.nic.count=0 --set node.pcie.p2p=none"
   "coreweave-gb200-nvl72-1rack-72gpu-allreduce.txt|--topology gb200-nvl72 --ranks 72 --nodes 18"
