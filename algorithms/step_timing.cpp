@@ -37,6 +37,13 @@ RingProtocol ring_protocol(Proto p) {
   return r;
 }
 
+StepTiming multi_node_ring_timing(StepTiming timing, Proto p, double net_overhead_us) {
+  const double floor_s = net_overhead_us * (p == Proto::Simple ? 3.0 : 1.0) * 1e-6;
+  timing.nvlink_step_s = std::max(timing.nvlink_step_s, floor_s);
+  timing.pcie_step_s = std::max(timing.pcie_step_s, floor_s);
+  return timing;
+}
+
 double step_latency_s(const Topology& topo, const StepTiming& timing, int src, int dst, int rail) {
   const int gpn = topo.gpus_per_node();
   if (src / gpn != dst / gpn) return timing.net_step_s;
