@@ -152,9 +152,18 @@ Transfer ring_record(const RingLayout& layout, const RingPlan& plan, const RingS
   return t;
 }
 
+double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p) {
+  return nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Ring, p) * 1e9 / std::max(1, plan.total_channels());
+}
+
+void set_ring_schedule_caps(Schedule& s, const RingScheduleOptions& options) {
+  s.inter_node_channel_cap_Bps = s.intra_node_channel_cap_Bps = options.channel_rate_cap_Bps * options.wire_factor;
+}
+
 Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,
                        const RingScheduleOptions& options) {
   Schedule s;
+  set_ring_schedule_caps(s, options);
   s.collective = collective;
   s.algorithm = "ring";
   s.nranks = topo.num_gpus();

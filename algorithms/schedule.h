@@ -71,9 +71,20 @@ struct Schedule {
   // (Transfer::channels), its transfers in flight together: NCCL's measured kernel and protocol
   // ceilings where they lie below the links (llMaxBws, perChMax*Bws; docs/nccl-model.md "Ceilings in the engine").
   double inter_node_channel_cap_Bps = 0;
+  // > 0: the same cap on the connections between GPUs of one node. A ring sets it with the
+  // inter-node cap: each of its connections carries the whole stream (NCCL's Ring LL/LL128 ceilings).
+  double intra_node_channel_cap_Bps = 0;
   // > 0: the same cap on the connections whose transfers have no dependencies, where a pipeline's
   // data enters (a chain's tail): a stream forwarded as it arrives pays its rate once, not per hop.
   double source_channel_cap_Bps = 0;
+  // The cap per NCCL channel on a transfer's connection, the smallest of those above that apply
+  // (0: none). `between_gpus`: both ends are ranks (not a switch); `inter_node`: on different nodes;
+  // `source`: the transfer has no dependencies.
+  double connection_channel_cap_Bps(bool between_gpus, bool inter_node, bool source) const {
+    double cap = !between_gpus ? 0.0 : inter_node ? inter_node_channel_cap_Bps : intra_node_channel_cap_Bps;
+    if (source && source_channel_cap_Bps > 0) cap = cap > 0 ? std::min(cap, source_channel_cap_Bps) : source_channel_cap_Bps;
+    return cap;
+  }
   // GPU-initiated messaging (DeepEP's low-latency kernels) is bounded by the messages per second a GPU
   // can post. Each entry (first step, rate): the transfers of that step and later ones (up to the next
   // entry) leaving one GPU also cross that GPU's issue resource of this rate (messages/s x bytes per

@@ -119,6 +119,9 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   const int channels = ring_channels(ctx);
+  // NCCL's Ring LL/LL128 ceilings (kernel rates, not links); a calibration's fitted rate already is one.
+  if (!ctx.calibrated_timing && ctx.summary)
+    opts.channel_rate_cap_Bps = ring_channel_cap_Bps(*ctx.summary, plan_rings(*topo, channels), proto);
   const bool orbits = ctx.orbit_schedules;
   r.build = [topo, collective, channels, opts, orbits](double size_bytes) {
     const RingPlan plan = plan_rings(*topo, channels);

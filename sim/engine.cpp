@@ -583,10 +583,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
       R.route_of[i] = -1;
       continue;
     }
-    const bool inter_node = t.src < sched.nranks && t.dst < sched.nranks && t.src / gpn != t.dst / gpn;
+    const bool between_gpus = t.src < sched.nranks && t.dst < sched.nranks;
     const bool source = t.dep_count == 0 && sched.source_channel_cap_Bps > 0;
-    double channel_cap = inter_node ? sched.inter_node_channel_cap_Bps : 0.0;
-    if (source) channel_cap = channel_cap > 0 ? std::min(channel_cap, sched.source_channel_cap_Bps) : sched.source_channel_cap_Bps;
+    const double channel_cap = sched.connection_channel_cap_Bps(between_gpus, between_gpus && t.src / gpn != t.dst / gpn, source);
     const bool capped_connection = channel_cap > 0;
     const int issue = t.src < sched.nranks ? sched.gpu_issue_cap_index(t.step) : -1;
     const auto key = std::make_tuple(t.src, t.dst, t.rail, capped_connection ? t.family : -1,
@@ -919,6 +918,7 @@ bool same_structure(const Schedule& a, const Schedule& b) {
       a.families_follow_rails != b.families_follow_rails || a.switches != b.switches ||
       a.families_per_rail != b.families_per_rail || a.fifo_connections != b.fifo_connections ||
       a.transfer_rate_cap_Bps != b.transfer_rate_cap_Bps || a.inter_node_channel_cap_Bps != b.inter_node_channel_cap_Bps ||
+      a.intra_node_channel_cap_Bps != b.intra_node_channel_cap_Bps ||
       a.source_channel_cap_Bps != b.source_channel_cap_Bps || a.gpu_issue_caps != b.gpu_issue_caps ||
       a.finish_begin != b.finish_begin || a.finish_ranks != b.finish_ranks || a.orbit_order != b.orbit_order ||
       a.orbit_node_shift != b.orbit_node_shift || a.orbit_rail_rotation != b.orbit_rail_rotation ||

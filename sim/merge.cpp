@@ -74,6 +74,7 @@ MergedSchedule merge_identical_transfers(const Schedule& schedule) {
   // A merged record stands for `bundle` flows (and connections), each under the caps.
   s.transfer_rate_cap_Bps = schedule.transfer_rate_cap_Bps * out.bundle;
   s.inter_node_channel_cap_Bps = schedule.inter_node_channel_cap_Bps * out.bundle;
+  s.intra_node_channel_cap_Bps = schedule.intra_node_channel_cap_Bps * out.bundle;
   s.source_channel_cap_Bps = schedule.source_channel_cap_Bps * out.bundle;
   for (std::size_t g = 0; g < group_first.size(); ++g) {
     Transfer t = schedule.transfers[group_first[g]];

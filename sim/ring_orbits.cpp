@@ -103,6 +103,7 @@ std::optional<Schedule> ring_orbit_schedule(const Topology& topo, const RingPlan
     return std::nullopt;
   }
   Schedule s;
+  set_ring_schedule_caps(s, options);
   s.collective = collective;
   s.algorithm = "ring";
   s.nranks = v.n;

@@ -31,9 +31,9 @@ struct UnionFind {
 using RouteKey = std::tuple<int, int, int, int, int, bool, int>;
 RouteKey route_key(const Topology& topo, const Schedule& s, const Transfer& t) {
   const int gpn = topo.gpus_per_node();
-  const bool inter_node = t.src < s.nranks && t.dst < s.nranks && t.src / gpn != t.dst / gpn;
+  const bool between_gpus = t.src < s.nranks && t.dst < s.nranks;
   const bool source = t.dep_count == 0 && s.source_channel_cap_Bps > 0;
-  const bool capped = (inter_node && s.inter_node_channel_cap_Bps > 0) || source;
+  const bool capped = s.connection_channel_cap_Bps(between_gpus, between_gpus && t.src / gpn != t.dst / gpn, source) > 0;
   const int issue = t.src < s.nranks ? s.gpu_issue_cap_index(t.step) : -1;
   return {t.src, t.dst, t.rail, capped ? t.family : -1, capped ? t.lane : -1, source, issue};
 }
@@ -217,6 +217,7 @@ SimResult simulate_split(const Topology& topo, const Schedule& s, EngineOptions 
       sub.fifo_connections = s.fifo_connections;
       sub.transfer_rate_cap_Bps = s.transfer_rate_cap_Bps;
       sub.inter_node_channel_cap_Bps = s.inter_node_channel_cap_Bps;
+      sub.intra_node_channel_cap_Bps = s.intra_node_channel_cap_Bps;
       sub.source_channel_cap_Bps = s.source_channel_cap_Bps;
       sub.gpu_issue_caps = s.gpu_issue_caps;
       sub.keys_unique = s.keys_unique;

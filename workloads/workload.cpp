@@ -13,6 +13,7 @@ bool same_replay_settings(const Schedule& a, const Schedule& b) {
   return a.nranks == b.nranks && a.fifo_connections == b.fifo_connections &&
          a.transfer_rate_cap_Bps == b.transfer_rate_cap_Bps &&
          a.inter_node_channel_cap_Bps == b.inter_node_channel_cap_Bps &&
+         a.intra_node_channel_cap_Bps == b.intra_node_channel_cap_Bps &&
          a.source_channel_cap_Bps == b.source_channel_cap_Bps;
 }
 
@@ -42,6 +43,7 @@ Schedule compose_workload(const std::vector<WorkloadOp>& ops, std::vector<Compos
   out.fifo_connections = first.fifo_connections;
   out.transfer_rate_cap_Bps = first.transfer_rate_cap_Bps;
   out.inter_node_channel_cap_Bps = first.inter_node_channel_cap_Bps;
+  out.intra_node_channel_cap_Bps = first.intra_node_channel_cap_Bps;
   out.source_channel_cap_Bps = first.source_channel_cap_Bps;
   const auto n = static_cast<std::size_t>(out.nranks);
   std::vector<ComposedRange> range;
