@@ -28,6 +28,10 @@ struct ChainScheduleOptions {
   double wire_factor = 1.0;      // bytes on the wire per data byte (LL 2, LL128 128/120)
   double chunk_wire_bytes = nccl230::kSimpleBuffBytes / nccl230::kSteps;  // per channel (chain_chunk_wire_bytes)
   int max_chunks = 1 << 20;      // cap on chunks per family (only the head and tail size depend on it)
+  // > 0: data bytes per second one NCCL channel moves, whatever the links allow: NCCL's Ring LL and
+  // LL128 ceilings (ring_channel_cap_Bps). Every connection of the chain carries the whole stream,
+  // so each is capped (the head chunk then pays it per hop, a fill of one chunk per hop).
+  double channel_rate_cap_Bps = 0;
 };
 
 // Chunks each family's data is cut into for a size: max(1, min(max_chunks, ceil(wire bytes per

@@ -33,7 +33,9 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     opt.timing = proto.timing;
     opt.wire_factor = proto.wire_factor;
     opt.chunk_wire_bytes = chain_chunk_wire_bytes(ring_proto);
-    out.schedule = chain_schedule(topo, plan_rings(topo, ring_channels), collective, size_bytes, root, opt);
+    const RingPlan plan = plan_rings(topo, ring_channels);
+    opt.channel_rate_cap_Bps = ring_channel_cap_Bps(summary, plan, ring_proto);
+    out.schedule = chain_schedule(topo, plan, collective, size_bytes, root, opt);
     out.pipeline_depth = kChainPipelineDepth;
     out.proto = ring_proto;
     out.label = std::string("Ring/") + to_string(ring_proto);

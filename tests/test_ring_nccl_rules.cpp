@@ -1,9 +1,9 @@
 // Two of NCCL's cost-model rules for rings that the engine replays.
 // 1. A ring across nodes pays NCCL's network overhead on every step inside a node (tuning.cc: Ring's
 //    intraLat = max(intraLat, getNetOverhead), x3 on Simple; 1 us on Intel, 2 us on AMD).
-// 2. Ring/LL and Ring/LL128 run at most at NCCL's ceilings (llMaxBws; perChMaxRingLL128Bws x the
+// 2. Ring/LL and Ring/LL128 (and the chains of broadcast and reduce) run at most at NCCL's ceilings (llMaxBws; perChMaxRingLL128Bws x the
 //    ring graph's channels), kernel rates that lie below the links (docs/nccl-model.md "Ceilings in
-//    the engine"); every connection of the ring carries the whole stream, so each is capped.
+//    the engine"); every connection of a ring or a chain carries the whole stream, so each is capped.
 // Expected times are summed by hand from NCCL 2.30's constants (baseLat Ring/LL 6.6 us, hwLat NVLink
 // Ring/LL 0.6 us, llMaxBws) and the route of a network hop on dgx-h200 with RoCE, GPU -> NVSwitch ->
 // GPU (PXN, 2 x 0.25 us) -> PCIe switch -> NIC (2 x 0.15) -> leaf -> NIC (RoCE's 3 us, half on each
@@ -92,6 +92,22 @@ TEST(RingNcclRules, LlRunsAtNcclsCeilingOnOneNode) {
   EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::LL), 141e9 / 4);
   EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::LL128), s.ring.nChannels * 36.7e9 / 4);
   EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::Simple), 0.0);
+}
+
+// A chain (broadcast, reduce) carries its whole stream over every connection, so NCCL's Ring/LL
+// ceiling bounds it too: broadcast of 64 MiB on one node of 8 H100, Ring/LL, moves S through each
+// connection at most at llMaxBw (141 GB/s busBw = algBw for broadcast): at least 64 MiB / 141 GB/s =
+// 476 us, plus the head chunk's fill. The links alone gave 376 us (178 GB/s).
+TEST(RingNcclRules, ChainLlRunsAtNcclsCeiling) {
+  const Topology topo = testing::preset("dgx-h100", 1);
+  PredictRequest req;
+  req.collective = "broadcast";
+  req.sweep.min_bytes = req.sweep.max_bytes = 64u << 20;
+  req.filter = parse_algo_filter("Ring", "LL", "test");
+  const double t_us = predict(topo, req).rows.front().oop_time_us;
+  const double floor_us = (64u << 20) / 141e9 * 1e6;
+  EXPECT_GE(t_us, floor_us);
+  EXPECT_LT(t_us, 1.04 * floor_us);
 }
 
 }  // namespace
