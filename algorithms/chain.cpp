@@ -46,7 +46,7 @@ Schedule chain_schedule(const Topology& topo, const RingPlan& plan, const std::s
   s.size_bytes = size_bytes;
   s.families_follow_rails = topo.num_nodes() > 1;
   // Every connection of a chain carries the family's whole stream: capping each caps the stream.
-  s.inter_node_channel_cap_Bps = s.intra_node_channel_cap_Bps = options.channel_rate_cap_Bps * options.wire_factor;
+  s.cap_every_connection(options.channel_rate_cap_Bps * options.wire_factor);
   const int n = s.nranks;
   if (root < 0 || root >= n)
     throw InputError("-r", "root " + std::to_string(root) + " is not a rank of this " + std::to_string(n) +

@@ -157,7 +157,7 @@ double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan
 }
 
 void set_ring_schedule_caps(Schedule& s, const RingScheduleOptions& options) {
-  s.inter_node_channel_cap_Bps = s.intra_node_channel_cap_Bps = options.channel_rate_cap_Bps * options.wire_factor;
+  s.cap_every_connection(options.channel_rate_cap_Bps * options.wire_factor);
 }
 
 Schedule ring_schedule(const Topology& topo, const RingPlan& plan, const std::string& collective, double size_bytes,

@@ -77,6 +77,9 @@ struct Schedule {
   // > 0: the same cap on the connections whose transfers have no dependencies, where a pipeline's
   // data enters (a chain's tail): a stream forwarded as it arrives pays its rate once, not per hop.
   double source_channel_cap_Bps = 0;
+  // Caps every connection between GPUs at `Bps` per NCCL channel (rings and chains: each of their
+  // connections carries the whole stream).
+  void cap_every_connection(double Bps) { inter_node_channel_cap_Bps = intra_node_channel_cap_Bps = Bps; }
   // The cap per NCCL channel on a transfer's connection, the smallest of those above that apply
   // (0: none). `between_gpus`: both ends are ranks (not a switch); `inter_node`: on different nodes;
   // `source`: the transfer has no dependencies.

@@ -37,7 +37,8 @@ RingProtocol ring_protocol(Proto p) {
   return r;
 }
 
-StepTiming multi_node_ring_timing(StepTiming timing, Proto p, double net_overhead_us) {
+StepTiming multi_node_ring_timing(StepTiming timing, Proto p, int nodes, double net_overhead_us) {
+  if (nodes < 2) return timing;
   const double floor_s = net_overhead_us * (p == Proto::Simple ? 3.0 : 1.0) * 1e-6;
   timing.nvlink_step_s = std::max(timing.nvlink_step_s, floor_s);
   timing.pcie_step_s = std::max(timing.pcie_step_s, floor_s);

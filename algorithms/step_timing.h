@@ -36,9 +36,9 @@ RingProtocol ring_protocol(Proto p);
 // all_gather and reduce_scatter): every step inside a node costs at least the proxy's network
 // overhead, three times that on Simple (getNetOverhead: 1 us on Intel and other CPUs, 2 us on AMD;
 // NcclTopoSummary::net_overhead_us), since the ring advances at the pace of its network steps,
-// which the proxy thread serves. Broadcast and reduce (NCCL's chains) are not charged it, nor is
-// a ring on one node.
-StepTiming multi_node_ring_timing(StepTiming timing, Proto p, double net_overhead_us);
+// which the proxy thread serves. A ring on one node (`nodes` 1) is returned as it is. Broadcast and
+// reduce (NCCL's chains) are not charged it: callers do not pass their timing here.
+StepTiming multi_node_ring_timing(StepTiming timing, Proto p, int nodes, double net_overhead_us);
 
 // NCCL's per-step latency of a hop between two ranks: network across nodes, NVLink when the route
 // starts on NVLink, PCIe otherwise.

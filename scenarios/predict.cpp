@@ -411,8 +411,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   {
     // The ring's alpha-beta and knee, for the report (Ring's protocol at the largest size).
     RingProtocol last = ring_protocol(out.choices.back().ring_proto);
-    if (topo.num_nodes() > 1 && !is_chain_collective(req.collective))
-      last.timing = multi_node_ring_timing(last.timing, last.proto, summary.net_overhead_us);
+    if (!is_chain_collective(req.collective))
+      last.timing = multi_node_ring_timing(last.timing, last.proto, topo.num_nodes(), summary.net_overhead_us);
     if (req.calibration) {
       last.timing = req.calibrated_timing;
       last.wire_factor = 1.0;

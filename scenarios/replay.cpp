@@ -104,8 +104,7 @@ ReplayRecipe chain_recipe(const ReplayContext& ctx, Proto proto) {
 ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   if (is_chain_collective(ctx.collective)) return chain_recipe(ctx, proto);
   RingProtocol p = ring_protocol(proto);
-  if (ctx.topo->num_nodes() > 1 && ctx.summary)
-    p.timing = multi_node_ring_timing(p.timing, proto, ctx.summary->net_overhead_us);
+  if (ctx.summary) p.timing = multi_node_ring_timing(p.timing, proto, ctx.topo->num_nodes(), ctx.summary->net_overhead_us);
   // Calibrated timing: the fitted bandwidth is already the data rate, so no wire overhead is added.
   if (ctx.calibrated_timing) {
     p.timing = *ctx.calibrated_timing;

@@ -1,8 +1,8 @@
 // Two of NCCL's cost-model rules for rings that the engine replays.
 // 1. A ring across nodes pays NCCL's network overhead on every step inside a node (tuning.cc: Ring's
 //    intraLat = max(intraLat, getNetOverhead), x3 on Simple; 1 us on Intel, 2 us on AMD).
-// 2. Ring/LL and Ring/LL128 (and the chains of broadcast and reduce) run at most at NCCL's ceilings (llMaxBws; perChMaxRingLL128Bws x the
-//    ring graph's channels), kernel rates that lie below the links (docs/nccl-model.md "Ceilings in
+// 2. Ring/LL and Ring/LL128 (and the chains of broadcast and reduce) run at most at NCCL's ceilings
+//    (llMaxBws; perChMaxRingLL128Bws x the ring graph's channels), kernel rates that lie below the links (docs/nccl-model.md "Ceilings in
 //    the engine"); every connection of a ring or a chain carries the whole stream, so each is capped.
 // Expected times are summed by hand from NCCL 2.30's constants (baseLat Ring/LL 6.6 us, hwLat NVLink
 // Ring/LL 0.6 us, llMaxBws) and the route of a network hop on dgx-h200 with RoCE, GPU -> NVSwitch ->
@@ -24,28 +24,34 @@
 namespace ccsim {
 namespace {
 
-double time_us(const std::string& collective, const std::vector<std::string>& sets, std::uint64_t bytes,
-               const std::string& algo = "Ring", const std::string& proto = "LL") {
-  nlohmann::json spec = load_topology_spec("dgx-h200");
-  spec["nodes"] = 2;
+// The engine's out-of-place time of one size on `nodes` x `preset` with --set `sets`, --algo/--proto.
+double time_us(const std::string& preset, int nodes, const std::string& collective, const std::vector<std::string>& sets,
+               std::uint64_t bytes, const std::string& algo = "Ring", const std::string& proto = "LL") {
+  nlohmann::json spec = load_topology_spec(preset);
+  spec["nodes"] = nodes;
   for (const auto& s : sets) apply_override(spec, s, "--set");
-  const Topology topo = build_topology(spec, "dgx-h200");
   PredictRequest req;
   req.collective = collective;
   req.sweep.min_bytes = req.sweep.max_bytes = bytes;
   req.filter = parse_algo_filter(algo, proto, "test");
-  const Prediction p = predict(topo, req);
-  return p.rows.front().oop_time_us;
+  return predict(build_topology(spec, preset), req).rows.front().oop_time_us;
+}
+
+// 2 x dgx-h200, Ring/LL.
+double h200_pair_us(const std::string& collective, const std::vector<std::string>& sets, std::uint64_t bytes) {
+  return time_us("dgx-h200", 2, collective, sets, bytes);
 }
 
 TEST(RingNcclRules, StepTimingFloor) {
-  const StepTiming ll = multi_node_ring_timing(ring_protocol(Proto::LL).timing, Proto::LL, 2.0);
+  const StepTiming ll = multi_node_ring_timing(ring_protocol(Proto::LL).timing, Proto::LL, 2, 2.0);
   EXPECT_DOUBLE_EQ(ll.nvlink_step_s, 2.0e-6);  // 0.6 -> AMD's 2
   EXPECT_DOUBLE_EQ(ll.pcie_step_s, 2.0e-6);    // PCIe Ring/LL 1.0 -> 2
   EXPECT_DOUBLE_EQ(ll.net_step_s, ring_protocol(Proto::LL).timing.net_step_s);  // the network step is NCCL's own
-  const StepTiming simple = multi_node_ring_timing(ring_protocol(Proto::Simple).timing, Proto::Simple, 1.0);
+  const StepTiming simple = multi_node_ring_timing(ring_protocol(Proto::Simple).timing, Proto::Simple, 2, 1.0);
   EXPECT_DOUBLE_EQ(simple.nvlink_step_s, 3.4e-6);  // max(3.4, 3 x 1)
   EXPECT_DOUBLE_EQ(simple.pcie_step_s, 5.7e-6);
+  // One node: unchanged.
+  EXPECT_DOUBLE_EQ(multi_node_ring_timing(ring_protocol(Proto::LL).timing, Proto::LL, 1, 2.0).nvlink_step_s, 0.6e-6);
 }
 
 // all_gather of 1 KiB per rank on 2 x 8 H200 (Intel: 1 us), Ring/LL: one launch, then the chunk that
@@ -53,21 +59,15 @@ TEST(RingNcclRules, StepTimingFloor) {
 // = 27.8 us (it was 6.6 + 13 x 0.6 + 2 x 4.1 = 22.6 before the floor). GCP's A3 Ultra log of this
 // run measures 28.05-28.70 us at 1-4 KiB (tests/data/nccl-tests, gcp-a3ultra).
 TEST(RingNcclRules, AllGatherOnTwoIntelNodes) {
-  EXPECT_NEAR(time_us("all_gather", {"node.nic.transport=roce"}, 1024), 6.6 + 13 * 1.0 + 2 * 4.1, 0.05);
+  EXPECT_NEAR(h200_pair_us("all_gather", {"node.nic.transport=roce"}, 1024), 6.6 + 13 * 1.0 + 2 * 4.1, 0.05);
   // AMD's 2 us: 6.6 + 13 x 2 + 2 x 4.1 = 40.8.
-  EXPECT_NEAR(time_us("all_gather", {"node.nic.transport=roce", "node.cpu.vendor=amd"}, 1024), 6.6 + 13 * 2.0 + 2 * 4.1,
+  EXPECT_NEAR(h200_pair_us("all_gather", {"node.nic.transport=roce", "node.cpu.vendor=amd"}, 1024), 6.6 + 13 * 2.0 + 2 * 4.1,
               0.05);
 }
 
 // On one node there is no proxy in the ring's path: 7 NVLink hops of 0.6 us after the launch.
 TEST(RingNcclRules, NotOnOneNode) {
-  nlohmann::json spec = load_topology_spec("dgx-h200");
-  const Topology topo = build_topology(spec, "dgx-h200");
-  PredictRequest req;
-  req.collective = "all_gather";
-  req.sweep.min_bytes = req.sweep.max_bytes = 1024;
-  req.filter = parse_algo_filter("Ring", "LL", "test");
-  EXPECT_NEAR(predict(topo, req).rows.front().oop_time_us, 6.6 + 7 * 0.6, 0.05);
+  EXPECT_NEAR(time_us("dgx-h200", 1, "all_gather", {}, 1024), 6.6 + 7 * 0.6, 0.05);
 }
 
 // all_gather of 512 KiB on 2 x 8 H200 (Intel), Ring/LL: the 1 KiB time above plus the stream through
@@ -75,18 +75,15 @@ TEST(RingNcclRules, NotOnOneNode) {
 // GB/s busBw): 27.8 + 12.6 = 40.4 us. Without the ceiling the links (wire factor 2 on 8 NICs) gave
 // 29.0 us; GCP's A3 Ultra log measures 42.75.
 TEST(RingNcclRules, LlRunsAtNcclsCeilingAcrossNodes) {
-  EXPECT_NEAR(time_us("all_gather", {"node.nic.transport=roce"}, 512 * 1024), 27.8 + 491520 / 39e9 * 1e6, 0.1);
+  EXPECT_NEAR(h200_pair_us("all_gather", {"node.nic.transport=roce"}, 512 * 1024), 27.8 + 491520 / 39e9 * 1e6, 0.1);
 }
 
 // One node of 8 H100, all_reduce of 1 MiB, Ring/LL: 6.6 + 14 x 0.6 + 2 x 7/8 x 1 MiB at Hopper's
 // one-node llMaxBw (141 GB/s busBw) = 6.6 + 8.4 + 13.01 = 28.01 us.
 TEST(RingNcclRules, LlRunsAtNcclsCeilingOnOneNode) {
-  const Topology topo = testing::preset("dgx-h100", 1);
-  PredictRequest req;
-  req.sweep.min_bytes = req.sweep.max_bytes = 1 << 20;
-  req.filter = parse_algo_filter("Ring", "LL", "test");
-  EXPECT_NEAR(predict(topo, req).rows.front().oop_time_us, 6.6 + 14 * 0.6 + 2.0 * 7 / 8 * (1 << 20) / 141e9 * 1e6, 0.02);
+  EXPECT_NEAR(time_us("dgx-h100", 1, "all_reduce", {}, 1 << 20), 6.6 + 14 * 0.6 + 2.0 * 7 / 8 * (1 << 20) / 141e9 * 1e6, 0.02);
   // The cap per channel of the plan: llMaxBw / channels; Simple has none.
+  const Topology topo = testing::preset("dgx-h100", 1);
   const NcclTopoSummary s = summarize_for_nccl(topo);
   const RingPlan plan = plan_rings(topo, 4);
   EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::LL), 141e9 / 4);
@@ -99,12 +96,7 @@ TEST(RingNcclRules, LlRunsAtNcclsCeilingOnOneNode) {
 // connection at most at llMaxBw (141 GB/s busBw = algBw for broadcast): at least 64 MiB / 141 GB/s =
 // 476 us, plus the head chunk's fill. The links alone gave 376 us (178 GB/s).
 TEST(RingNcclRules, ChainLlRunsAtNcclsCeiling) {
-  const Topology topo = testing::preset("dgx-h100", 1);
-  PredictRequest req;
-  req.collective = "broadcast";
-  req.sweep.min_bytes = req.sweep.max_bytes = 64u << 20;
-  req.filter = parse_algo_filter("Ring", "LL", "test");
-  const double t_us = predict(topo, req).rows.front().oop_time_us;
+  const double t_us = time_us("dgx-h100", 1, "broadcast", {}, 64u << 20);
   const double floor_us = (64u << 20) / 141e9 * 1e6;
   EXPECT_GE(t_us, floor_us);
   EXPECT_LT(t_us, 1.04 * floor_us);

@@ -9,6 +9,7 @@
 
 #include "calibrate/nccl_tests_log.h"
 #include "common/error.h"
+#include "real_log_helpers.h"
 #include "scenarios/validate.h"
 #include "scenarios/predict.h"
 #include "topologies/routing.h"
@@ -130,14 +131,11 @@ TEST(Shm, DgxA100WithNcclP2pDisableIsDescribable) {
 
 ValidatedRun validate_file(const std::string& name, const std::string& preset, const std::vector<std::string>& sets,
                            int ranks = 0) {
-  std::ifstream in(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name);
-  const auto runs = parse_nccl_tests_log(in, name);
-  EXPECT_EQ(runs.size(), 1u);
   nlohmann::json spec = load_topology_spec(preset);
   for (const auto& o : sets) apply_override(spec, o, "test");
   ValidateOptions opts;
   opts.overrides.ranks = ranks;
-  return validate_run(runs.at(0), name, 0, spec, preset, opts, DebugFacts{});
+  return testing::validate_real_log(name, spec, preset, opts);
 }
 
 bool names_host_staging(const ValidatedRun& run) {
