@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "topologies/nccl_env.h"
+
 namespace ccsim {
 
 AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args) {
@@ -9,6 +11,10 @@ AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args) {
     if (args.has(flag)) {
       *where = args.spelled(flag);
       return args.get(flag);
+    }
+    if (const std::string given = nccl_env_value(args.all("env"), env); !given.empty()) {
+      *where = std::string("--env ") + env;
+      return given;
     }
     const char* v = std::getenv(env);
     if (v && *v) {

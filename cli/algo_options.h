@@ -1,4 +1,5 @@
-// --algo / --proto and the NCCL_ALGO / NCCL_PROTO environment variables (flags win), in NCCL's
+// --algo / --proto, --env NCCL_ALGO=... / --env NCCL_PROTO=..., and the NCCL_ALGO / NCCL_PROTO
+// environment variables (in that order of precedence), in NCCL's
 // syntax: comma lists, case-insensitive, '^' to exclude, e.g. --algo ^NVLS --proto LL128,Simple.
 #pragma once
 #include "algorithms/tuner.h"

@@ -10,6 +10,7 @@
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "scenarios/predict.h"
+#include "topologies/spec.h"
 
 namespace ccsim {
 
@@ -31,7 +32,9 @@ int run_explain(const std::vector<std::string>& argv) {
   }
   if (!args.positional().empty())
     throw InputError("command line", "unexpected argument '" + args.positional().front() + "'");
-  const Topology topo = topology_from_args(args, "dgx-h100");
+  std::string source;
+  std::vector<NcclEnvNote> env_notes;
+  const Topology topo = build_topology(topology_spec_from_args(args, "dgx-h100", &source, &env_notes), source);
   const Func func = func_from_collective(args.get("collective", "all_reduce"));
   SizeSweep sweep;
   sweep.min_bytes = parse_size_arg(args, "minbytes", 32ull << 20);  // -b 32M
@@ -41,6 +44,7 @@ int run_explain(const std::vector<std::string>& argv) {
   const AlgoProtoFilter filter = algo_filter_from_args(args);
   NcclTopoSummary summary = summarize_for_nccl(topo);
   summary.nccl_version = nccl_version_from_args(args);
+  for (const auto& n : env_notes) std::cout << "NCCL environment: " << n.text() << "\n";
   for (std::uint64_t size : sweep_sizes(sweep)) std::cout << explain_report(summary, func, size, filter);
   std::cout << std::flush;
   return 0;

@@ -27,7 +27,7 @@ void print_help() {
   std::cout << R"(ccsim )" CCSIM_VERSION R"( - discrete-event simulator of GPU-cluster collective communication
 
 Usage:
-  ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]...
+  ccsim predict [nccl-tests flags] [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--env NCCL_X=V]...
                 [--collective C] [--format table|json|csv]
                 [--output FILE] [--model engine|closed-form] [--algo A] [--proto P]
                 [--channels N] [--jobs N] [--trace TRACE.json] [--nccl-version X.Y[.Z]]
@@ -37,7 +37,7 @@ Usage:
                 [--nccl-version X.Y[.Z]]
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
-  ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--calibration F]
+  ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--env NCCL_X=V]... [--calibration F]
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
                  [--collective C] [--ranks N] [--model engine|closed-form] [--algo A] [--proto P]
                  [--nccl-version X.Y[.Z]]
@@ -75,6 +75,10 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
 Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
   (see docs/topology.md for --set keys).
+--env NCCL_NAME=VALUE (repeatable): an NCCL setting the run was made with, as the description change it
+  stands for: NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NVLS_ENABLE, NCCL_NET_GDR_LEVEL, NCCL_IB_DISABLE,
+  NCCL_COLLNET_ENABLE, NCCL_MNNVL_ENABLE, NCCL_ALGO, NCCL_PROTO; others are reported as not modelled
+  (docs/topology.md "NCCL environment").
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.
 )";
 }

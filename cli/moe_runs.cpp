@@ -43,7 +43,7 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
   nlohmann::json spec;
   std::string source;
   {
-    nlohmann::json probe = topology_spec_from_args(args.without("nodes").without("set"), "dgx-h100", &source);
+    nlohmann::json probe = topology_spec_from_args(args.without("nodes").without("set").without("env"), "dgx-h100", &source);
     spec = probe;
   }
   const int gpn = spec["node"]["gpu"].value("count", 1);
@@ -54,7 +54,7 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
                                                std::to_string(gpn) + " GPUs per node");
     set_node_count(spec, ep / gpn);
   }
-  apply_topology_args(args, spec);
+  apply_topology_args(args, spec, source);
   // kMaxMoeGpus (cli/commands.h), checked before the topology is built: fuzz_moe_scenario found
   // 47 168 nodes taking seconds to build.
   if (spec.contains("nodes") && spec["nodes"].is_number_integer() &&

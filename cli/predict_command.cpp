@@ -141,7 +141,8 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     throw InputError("--format", "unknown format '" + format + "' (expected table, json or csv)");
 
   std::string source;
-  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
+  std::vector<NcclEnvNote> env_notes;
+  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
   const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
   if (calibration) {
     req.calibration = &calibration->calibration;
@@ -184,6 +185,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
                                      : std::to_string(req.sweep.step_bytes) + "(bytes)";
   h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
   h.iters = parse_int_arg(args, "iters", 20, 1);
+  for (const auto& n : env_notes) report.facts.nccl_env.push_back(n.text());
   if (calibration) {
     report.facts.calibration_file = calibration->file;
     report.facts.calibration_notes.insert(report.facts.calibration_notes.begin(), calibration->notes.begin(),

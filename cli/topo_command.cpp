@@ -36,7 +36,7 @@ int run_import(const ParsedArgs& args) {
     source = args.get("from-nccl-xml");
     spec = node_spec_from_nccl_xml(parse_nccl_topo_xml_file(source), source);
   }
-  apply_topology_args(args, spec);
+  apply_topology_args(args, spec, source);
   build_topology(spec, source);  // the imported spec must build: fail here, not in a later predict
   if (!warning.empty()) std::cerr << "ccsim: warning: " << warning << "\n";
   const std::string text = spec.dump(2) + "\n";

@@ -1,4 +1,4 @@
-// `ccsim validate LOG... [--topology P|FILE] [--nodes N] [--set K=V]... [--calibration F]
+// `ccsim validate LOG... [--topology P|FILE] [--nodes N] [--set K=V]... [--env NCCL_X=V]... [--calibration F]
 //  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]`:
 // a measured nccl-tests log against ccsim's prediction. Exit 0: every size within the tolerance;
 // 1: some size outside it; 2: bad input (docs/validate.md).
@@ -42,6 +42,7 @@ std::string hardware_text(const ParsedArgs& args, const std::string& source) {
   std::string s = "--topology " + source;
   if (args.has("nodes")) s += " --nodes " + args.get("nodes");
   for (const auto& a : args.all("set")) s += " --set " + a;
+  for (const auto& a : args.all("env")) s += " --env " + a;
   if (args.has("calibration")) s += " --calibration " + args.get("calibration");
   if (args.has("algo")) s += " --algo " + args.get("algo");
   if (args.has("proto")) s += " --proto " + args.get("proto");
@@ -70,16 +71,23 @@ int run_validate(const std::vector<std::string>& argv) {
   opts.overrides.collective = args.get("collective", "");
   opts.overrides.ranks = args.has("ranks") ? parse_int_arg(args, "ranks", 0, 1) : 0;
   opts.nodes_given = args.has("nodes");
-  // What the run restricted NCCL to, when its source says so. Flags only: the environment validate
-  // runs in is not the run's (a NCCL_ALGO left in the shell must not change the verdict).
-  if (args.has("algo") || args.has("proto")) {
+  // What the run restricted NCCL to, when its source says so: flags or --env. Not the shell: the
+  // environment validate runs in is not the run's (a NCCL_ALGO left in the shell must not change the verdict).
+  const std::string env_algo = nccl_env_value(args.all("env"), "NCCL_ALGO");
+  const std::string env_proto = nccl_env_value(args.all("env"), "NCCL_PROTO");
+  if (args.has("algo") || args.has("proto") || !env_algo.empty() || !env_proto.empty()) {
+    auto from = [&](const std::string& flag, const std::string& env_value, const char* env_name, std::string& where) {
+      if (args.has(flag)) {
+        where += (where.empty() ? "" : "/") + args.spelled(flag);
+        return args.get(flag);
+      }
+      if (!env_value.empty()) where += (where.empty() ? "--env " : "/") + std::string(env_name);
+      return env_value;
+    };
     std::string where;
-    if (args.has("algo")) where = args.spelled("algo");
-    if (args.has("proto")) {
-      if (!where.empty()) where += '/';
-      where += args.spelled("proto");
-    }
-    opts.filter = parse_algo_filter(args.get("algo", ""), args.get("proto", ""), where);
+    const std::string algo = from("algo", env_algo, "NCCL_ALGO", where);
+    const std::string proto = from("proto", env_proto, "NCCL_PROTO", where);
+    opts.filter = parse_algo_filter(algo, proto, where);
   }
   opts.nccl_version = nccl_version_from_args(args);
   opts.nccl_version_given = args.has("nccl-version");
@@ -91,7 +99,8 @@ int run_validate(const std::vector<std::string>& argv) {
 
   // The hardware: everything a log cannot say.
   std::string source;
-  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source);
+  std::vector<NcclEnvNote> env_notes;
+  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
   const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
   if (calibration) {
     opts.calibration = &calibration->calibration;
@@ -101,6 +110,7 @@ int run_validate(const std::vector<std::string>& argv) {
   if (args.has("nccl-debug")) debug = read_debug_facts(args.get("nccl-debug"));
 
   ValidationReport report = validate_logs(args.positional(), spec, source, opts, debug);
+  for (const auto& n : env_notes) report.nccl_env.push_back(n.text());
   report.hardware = hardware_text(args, source) + (args.has("topology") ? "" : " (default; pass --topology for the run's hardware)");
 
   const std::string text = format == "json"   ? render_validation_json(report)

@@ -78,6 +78,8 @@ struct ReportFacts {
   // --calibration: the file, the class it was read for, and what it changed.
   std::string calibration_file, calibration_class;
   std::vector<std::string> calibration_notes;
+  // --env: what each NCCL setting did ("NCCL_P2P_DISABLE=1: node.pcie.p2p=none, ...").
+  std::vector<std::string> nccl_env;
   // Engine: the busiest link directions at the largest size (up to 5) and the replay's bookkeeping.
   std::vector<ReportLink> busiest_links_at_largest_size;
   bool has_engine_stats = false;

@@ -38,6 +38,7 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
                   " us of host time per iteration bound " + std::to_string(bound) + " of " +
                   std::to_string(report.sizes.size()) + " sizes");
   }
+  for (const auto& e : f.nccl_env) pre.push_back("# NCCL environment: " + e);
   if (!f.calibration_class.empty()) {
     pre.push_back("# calibration: " + f.calibration_file + " (class " + f.calibration_class + ")");
     for (const auto& note : f.calibration_notes) pre.push_back("# calibration note: " + note);

@@ -12,11 +12,17 @@ namespace {
 // Non-finite numbers (an error against a zero prediction) are empty fields.
 std::string shortest(double v) { return std::isfinite(v) ? shortest_double_text(v) : std::string(); }
 
+std::string nccl_env_lines(const ValidationReport& report) {
+  std::string s;
+  for (const auto& e : report.nccl_env) s += "\n# nccl_env: " + e;
+  return s;
+}
+
 }  // namespace
 
 std::string render_validation_csv(const ValidationReport& report) {
   std::string s = "# ccsim_version: " + report.ccsim_version + "\n# tolerance_pct: " + shortest(report.tolerance_pct) +
-                  "\n# hardware: " + report.hardware + "\n# pass: " + (report.pass ? "true" : "false") + "\n";
+                  "\n# hardware: " + report.hardware + nccl_env_lines(report) + "\n# pass: " + (report.pass ? "true" : "false") + "\n";
   s += "file,run,collective,ranks,size_bytes,measured_time_us,predicted_time_us,error,within_tolerance,side,"
        "measured_busbw_GBps,predicted_busbw_GBps,nccl_algorithm,nccl_protocol,predicted\n";
   for (const ValidatedRun& run : report.runs)

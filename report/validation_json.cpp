@@ -23,6 +23,7 @@ ojson validation_json(const ValidationReport& report) {
   doc["ccsim_version"] = report.ccsim_version;
   doc["tolerance_pct"] = report.tolerance_pct;
   doc["hardware"] = report.hardware;
+  if (!report.nccl_env.empty()) doc["nccl_env"] = report.nccl_env;
   doc["pass"] = report.pass;
   if (report.debug.present) {
     const DebugFacts& d = report.debug;

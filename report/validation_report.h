@@ -98,6 +98,7 @@ struct ValidationReport {
   std::string ccsim_version;
   double tolerance_pct = 0;
   std::string hardware;             // "--topology dgx-h100 --nodes 2" as given, in words
+  std::vector<std::string> nccl_env; // --env: what each NCCL setting did (topologies/nccl_env.h)
   DebugFacts debug;
   std::vector<ValidatedRun> runs;
   bool pass = false;                // every run passes: exit status 0

@@ -38,6 +38,7 @@ std::string render_validation_text(const ValidationReport& report) {
   std::string s = "# ccsim " + report.ccsim_version + " validate: measured nccl-tests log against ccsim's prediction, "
                   "tolerance " + strprintf("%g%%", report.tolerance_pct) + "\n";
   s += "# hardware: " + report.hardware + "\n";
+  for (const auto& e : report.nccl_env) s += "# NCCL environment: " + e + "\n";
   if (report.debug.present) s += "# NCCL_DEBUG log: " + report.debug.file + "\n";
   int failed_sizes = 0, sizes = 0;
   for (const ValidatedRun& run : report.runs) {

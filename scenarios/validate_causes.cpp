@@ -5,6 +5,7 @@
 
 #include "common/text.h"
 #include "common/units.h"
+#include "topologies/nccl_env.h"
 
 namespace ccsim {
 namespace {
@@ -222,7 +223,27 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     add("forced-algorithm-or-protocol", "A forced algorithm or protocol (NCCL_ALGO / NCCL_PROTO)",
         set + " echoed in " + debug.file + "; ccsim predicted NCCL's default choice (" + largest_choice(run) +
             " at the largest size)",
-        "unset them unless intended, or predict the same restriction: ccsim predict --algo ... --proto ...");
+        "unset them unless intended, or predict the same restriction: --env " + set.substr(0, set.find(',')) +
+            " (or --algo ... --proto ...)");
+  }
+  if (debug.present && (bw_slow || lat_slow)) {
+    // Settings the run was made with that change NCCL's paths (NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, ...):
+    // ccsim predicts them when told (--env), not from the log.
+    std::vector<std::string> paths;
+    for (const auto& e : debug.env) {
+      const std::string name = e.substr(0, e.find('='));
+      if (nccl_env_modelled(name) && name != "NCCL_ALGO" && name != "NCCL_PROTO") paths.push_back(e);
+    }
+    if (!paths.empty()) {
+      std::string flags, listed;
+      for (const auto& e : paths) {
+        flags += (flags.empty() ? "--env " : " --env ") + e;
+        listed += (listed.empty() ? "" : ", ") + e;
+      }
+      add("nccl-settings", "NCCL settings that change its paths",
+          listed + " echoed in " + debug.file + "; ccsim predicted the hardware as described, without them unless --env gave them",
+          "predict the run as it was made: " + flags + " (docs/topology.md \"NCCL environment\")");
+    }
   }
   if (debug.present && !debug.algorithms.empty() && (bw_slow || lat_slow)) {
     // NCCL printed its choices (NCCL_DEBUG_SUBSYS=TUNING or COLL lines): compare with ccsim's assumption.

@@ -1,0 +1,223 @@
+// --env NCCL_NAME=VALUE (topologies/nccl_env.h): NCCL's settings as the description changes they
+// stand for. Each modelled setting must predict exactly what the documented spec keys predict (the
+// keys' own physics is tested where they are: test_shm, test_nvls, test_gpudirect_tcp); bad
+// settings are one error line and exit code 2; not-modelled ones change nothing and say so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "common/error.h"
+#include "topologies/nccl_env.h"
+#include "topologies/spec.h"
+
+namespace ccsim {
+namespace {
+
+// The nccl-tests rows of a prediction (the lines after the column header), without the preamble.
+std::string rows_of(const std::string& out) {
+  const std::size_t at = out.find("#        (B)");
+  return at == std::string::npos ? std::string() : out.substr(at);
+}
+
+testing::CliResult predict(const std::string& args) { return testing::run_ccsim("predict " + args); }
+
+void expect_same_rows(const std::string& with_env, const std::string& with_set) {
+  const auto a = predict(with_env), b = predict(with_set);
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_FALSE(rows_of(a.out).empty()) << a.out;
+  EXPECT_EQ(rows_of(a.out), rows_of(b.out)) << with_env << "\nagainst\n" << with_set;
+}
+
+TEST(NcclEnv, P2pDisableIsNcclsShmTransportAsTheSpecKeysSayIt) {
+  // The DGX A100 run of tests/data/nccl-tests/dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt was made with
+  // NCCL_P2P_DISABLE=1: the NVLink stays in the description, NCCL's P2P transport does not.
+  const std::string node = "--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 -b 1M -e 64M -f 8";
+  expect_same_rows(node + " --env NCCL_P2P_DISABLE=1", node + " --set node.pcie.p2p=none --set node.nvlink.nccl_p2p=false");
+  const auto r = predict(node + " --env NCCL_P2P_DISABLE=1");
+  EXPECT_NE(r.out.find("# NCCL environment: NCCL_P2P_DISABLE=1: node.pcie.p2p=none, node.nvlink.nccl_p2p=false"),
+            std::string::npos)
+      << r.out;
+  // And it is not the NVLink prediction: SHM through host memory is several times slower at 64 MiB.
+  const auto nvlink = predict(node);
+  ASSERT_EQ(nvlink.code, 0);
+  EXPECT_NE(rows_of(nvlink.out), rows_of(r.out));
+  // NVLS needs NCCL's P2P transport in ccsim: on an H100 node the setting turns both off.
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  const NcclEnvNote n = apply_nccl_env(spec, "NCCL_P2P_DISABLE=1", "--env", "test");
+  EXPECT_EQ(spec["node"]["nvlink"]["nvls"], false);
+  EXPECT_EQ(spec["node"]["nvlink"]["nccl_p2p"], false);
+  EXPECT_EQ(spec["node"]["pcie"]["p2p"], "none");
+  EXPECT_TRUE(n.modelled);
+  EXPECT_NO_THROW(build_topology(spec, "dgx-h100"));
+  nlohmann::json zero = load_topology_spec("dgx-h100");
+  const nlohmann::json before = zero;
+  apply_nccl_env(zero, "NCCL_P2P_DISABLE=0", "--env", "test");
+  EXPECT_EQ(zero, before);
+}
+
+TEST(NcclEnv, P2pLevelFollowsThePathTypesOfTheNodesGpuPairs) {
+  // pcie-gen4-8gpu: pairs are PIX (same switch), NODE (one socket) and SYS (across sockets).
+  const std::string node = "--topology pcie-gen4-8gpu -b 64M -e 64M";
+  expect_same_rows(node + " --env NCCL_P2P_LEVEL=NVL", node + " --set node.pcie.p2p=none");  // no NVLink: no pair
+  expect_same_rows(node + " --env NCCL_P2P_LEVEL=0", node + " --set node.pcie.p2p=none");    // legacy 0 = LOC
+  expect_same_rows(node + " --env NCCL_P2P_LEVEL=SYS", node);                                // every pair
+  expect_same_rows(node + " --env NCCL_P2P_LEVEL=4", node);                                  // legacy 4 = SYS
+  // PIX would keep P2P for the switch pairs only: ccsim has one P2P setting per node and says so.
+  const auto split = predict(node + " --env NCCL_P2P_LEVEL=PIX");
+  EXPECT_EQ(split.code, 2);
+  EXPECT_TRUE(split.out.empty());
+  EXPECT_EQ(split.err.rfind("ccsim: error: --env NCCL_P2P_LEVEL=PIX: splits this node's GPU pairs (the nearest are PIX, "
+                            "the farthest SYS)",
+                            0),
+            0u)
+      << split.err;
+  // On an NVSwitch node every pair is NVL: PIX or NVL change nothing.
+  expect_same_rows("--env NCCL_P2P_LEVEL=PIX -b 1G -e 1G", "-b 1G -e 1G");
+}
+
+TEST(NcclEnv, NvlsEnableZeroIsNvlsOff) {
+  const std::string two = "--nodes 2 -b 64K -e 4G -f 16";
+  expect_same_rows(two + " --env NCCL_NVLS_ENABLE=0", two + " --set node.nvlink.nvls=false");
+  const auto r = predict(two + " --env NCCL_NVLS_ENABLE=0");
+  EXPECT_EQ(r.out.find("NVLS"), r.out.find("NVLS_ENABLE"));  // no NVLS or NVLSTree pick anywhere
+  expect_same_rows(two + " --env NCCL_NVLS_ENABLE=2", two);  // 2: NCCL's default (on where supported)
+}
+
+TEST(NcclEnv, GdrLevelAndIbDisableStageThroughTheHost) {
+  const std::string two = "--nodes 2 -b 1M -e 1G -f 32";
+  expect_same_rows(two + " --env NCCL_NET_GDR_LEVEL=LOC", two + " --set node.nic.gpudirect_rdma=false");
+  // dgx-h100: every GPU's NIC is behind its PCIe switch (PIX), so any level from PIX up keeps GDR.
+  expect_same_rows(two + " --env NCCL_NET_GDR_LEVEL=PIX", two);
+  expect_same_rows(two + " --env NCCL_NET_GDR_LEVEL=2", two);
+  // NCCL_IB_DISABLE=1: NCCL's socket transport over the same NICs.
+  expect_same_rows(two + " --env NCCL_IB_DISABLE=1",
+                   two + " --set node.nic.transport=tcp --set node.nic.gpudirect_rdma=false");
+  // A net plugin is not IB verbs: EFA stays EFA.
+  expect_same_rows("--topology aws-p5 " + two + " --env NCCL_IB_DISABLE=1", "--topology aws-p5 " + two);
+  // pcie-gen4-8gpu: GPUs reach their NIC at PIX or through the socket (PHB, NODE in nvidia-smi's words).
+  const auto split = predict("--topology pcie-gen4-8gpu " + two + " --env NCCL_NET_GDR_LEVEL=PIX");
+  EXPECT_EQ(split.code, 2);
+  EXPECT_NE(split.err.find("one setting per node (node.nic.gpudirect_rdma)"), std::string::npos) << split.err;
+  expect_same_rows("--topology pcie-gen4-8gpu " + two + " --env NCCL_NET_GDR_LEVEL=PHB", "--topology pcie-gen4-8gpu " + two);
+  // Explicit IB figures in a spec are the verbs path's: the socket transport's defaults replace them.
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  spec["nodes"] = 2;
+  spec["node"]["nic"]["latency_us"] = 1.2;
+  apply_nccl_env(spec, "NCCL_IB_DISABLE=1", "--env", "test");
+  EXPECT_FALSE(spec["node"]["nic"].contains("latency_us"));
+  EXPECT_EQ(spec["node"]["nic"]["transport"], "tcp");
+}
+
+TEST(NcclEnv, MnnvlAndCollnetSwitchOffTheirFabrics) {
+  nlohmann::json rack = load_topology_spec("gb200-nvl72");
+  apply_nccl_env(rack, "NCCL_MNNVL_ENABLE=0", "--env", "test");
+  EXPECT_EQ(rack["node"]["nvlink"]["domain_size"], 1);
+  EXPECT_NO_THROW(build_topology(rack, "gb200-nvl72"));
+  nlohmann::json sharp = load_topology_spec("dgx-h100");
+  sharp["fabric"]["sharp"] = true;
+  apply_nccl_env(sharp, "NCCL_COLLNET_ENABLE=0", "--env", "test");
+  EXPECT_EQ(sharp["fabric"]["sharp"], false);
+  nlohmann::json plain = load_topology_spec("dgx-h100");
+  const nlohmann::json before = plain;
+  const NcclEnvNote n = apply_nccl_env(plain, "NCCL_COLLNET_ENABLE=1", "--env", "test");
+  EXPECT_EQ(plain, before);
+  EXPECT_NE(n.effect.find("no SHARP"), std::string::npos) << n.effect;
+}
+
+TEST(NcclEnv, AlgoAndProtoAreTheTunersFilterWithTheFlagFirst) {
+  const std::string two = "--nodes 2 -b 1G -e 1G";
+  expect_same_rows(two + " --env NCCL_ALGO=Ring --env NCCL_PROTO=LL128", two + " --algo Ring --proto LL128");
+  expect_same_rows(two + " --env NCCL_ALGO=Ring --algo Tree", two + " --algo Tree");
+  // The last of two settings of one name wins, as in a shell.
+  expect_same_rows(two + " --env NCCL_ALGO=Tree --env NCCL_ALGO=Ring", two + " --algo Ring");
+  EXPECT_EQ(nccl_env_value({"NCCL_ALGO=Tree", "NCCL_ALGOX=Ring", "NCCL_ALGO=Ring"}, "NCCL_ALGO"), "Ring");
+  EXPECT_EQ(nccl_env_value({"NCCL_ALGOX=Ring"}, "NCCL_ALGO"), "");
+  const auto bad = predict(two + " --env NCCL_ALGO=Rings");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--env NCCL_ALGO"), std::string::npos) << bad.err;
+}
+
+TEST(NcclEnv, SettingsCcsimDoesNotModelChangeNothingAndSaySo) {
+  const std::string two = "--nodes 2 -b 1M -e 1G -f 32";
+  for (const char* s : {"NCCL_MAX_NCHANNELS=4", "NCCL_BUFFSIZE=8388608", "NCCL_DEBUG=INFO", "NCCL_SOCKET_IFNAME=eth0",
+                        "NCCL_IB_HCA=mlx5_0"}) {
+    expect_same_rows(two + " --env " + s, two);
+    const auto r = predict(two + " --env " + s + " --format json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(doc["metadata"].contains("nccl_env")) << r.out.substr(0, 400);
+    const std::string note = doc["metadata"]["nccl_env"][0];
+    const std::string name(s, std::string(s).find('='));
+    EXPECT_TRUE(note.find("not modelled") != std::string::npos || note.find("no effect on the model") != std::string::npos)
+        << note;
+    EXPECT_EQ(note.rfind(std::string(s) + ": ", 0), 0u) << note;
+  }
+}
+
+TEST(NcclEnv, BadSettingsAreOneErrorLineAndExitTwo) {
+  for (const std::pair<const char*, const char*> c :
+       {std::pair{"FOO=1", "expected NCCL_NAME=VALUE"}, std::pair{"NCCL_P2P_DISABLE", "expected NCCL_NAME=VALUE"},
+        std::pair{"NCCL_P2P_DISABLE=yes", "expected an integer"}, std::pair{"NCCL_NET_GDR_LEVEL=NVL", "expected a path type"},
+        std::pair{"NCCL_P2P_LEVEL=near", "expected a path type"}}) {
+    const std::string out = testing::temp_file("env_out.txt");
+    const auto r = testing::run_ccsim(std::string("predict --nodes 2 --env ") + c.first + " -o " + out);
+    EXPECT_EQ(r.code, 2) << c.first;
+    EXPECT_EQ(r.err.rfind(std::string("ccsim: error: --env ") + c.first + ": ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.second), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_TRUE(testing::read_text_file(out).empty()) << "no output file on bad input";
+  }
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  EXPECT_THROW(apply_nccl_env(spec, "NCCL_lower=1", "s.json: /env/0", "test"), InputError);
+}
+
+TEST(NcclEnv, ValidatePredictsTheRunWithItsSettings) {
+  // The 4-GPU DGX A100 log was measured with NCCL_P2P_DISABLE=1; --env says so, as --set did.
+  const std::string log = std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt";
+  const std::string hw = "--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0";
+  const auto a = testing::run_ccsim("validate " + log + " " + hw + " --env NCCL_P2P_DISABLE=1 --format json");
+  const auto b = testing::run_ccsim("validate " + log + " " + hw + " --set node.nvlink.nccl_p2p=false --format json");
+  ASSERT_NE(a.code, 2) << a.err;
+  ASSERT_NE(b.code, 2) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ASSERT_EQ(ja["runs"].size(), jb["runs"].size());
+  ASSERT_FALSE(ja["runs"].empty());
+  EXPECT_EQ(ja["runs"][0]["sizes"], jb["runs"][0]["sizes"]);
+  EXPECT_EQ(ja["nccl_env"][0].get<std::string>().rfind("NCCL_P2P_DISABLE=1: ", 0), 0u) << ja["nccl_env"];
+  EXPECT_NE(ja["hardware"].get<std::string>().find("--env NCCL_P2P_DISABLE=1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+TEST(NcclEnv, ValidateNamesTheDebugLogsPathSettingsAndTheirFlag) {
+  // nccl_debug_5.txt echoes NCCL_P2P_DISABLE=1; the 2080 Ti pair's log was measured without P2P. Described
+  // with P2P through its PCIe switch, the prediction is too fast and validate says which --env to add;
+  // with it the bandwidth side is closer to the measurement.
+  const std::string base = "validate " + std::string(CCSIM_SOURCE_DIR) +
+                           "/tests/data/nccl-tests/rtx2080ti-x2-pcie-noP2P-allreduce.txt --topology pcie-gen4-8gpu "
+                           "--set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 "
+                           "--set node.pcie.switches_per_socket=1 --set node.nic.count=0";
+  const std::string debug = " --nccl-debug " + std::string(CCSIM_SOURCE_DIR) + "/tests/data/samples/nccl_debug_5.txt";
+  const auto text = testing::run_ccsim(base + debug);
+  ASSERT_NE(text.code, 2) << text.err;
+  EXPECT_NE(text.out.find("[nccl-settings]"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("next: predict the run as it was made: --env NCCL_P2P_DISABLE=1"), std::string::npos) << text.out;
+  const auto without = testing::run_ccsim(base + " --format json");
+  const auto with = testing::run_ccsim(base + " --env NCCL_P2P_DISABLE=1 --format json");
+  ASSERT_NE(without.code, 2) << without.err;
+  ASSERT_NE(with.code, 2) << with.err;
+  const double e0 = nlohmann::json::parse(without.out)["runs"][0]["bandwidth"]["median_error"];
+  const double e1 = nlohmann::json::parse(with.out)["runs"][0]["bandwidth"]["median_error"];
+  EXPECT_LT(std::fabs(e1), std::fabs(e0)) << "P2P through the switch " << e0 << ", SHM " << e1;
+}
+
+}  // namespace
+}  // namespace ccsim

@@ -1,0 +1,315 @@
+#include "topologies/nccl_env.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+#include "common/error.h"
+#include "common/text.h"
+#include "topologies/nic_affinity.h"
+#include "topologies/routing.h"
+#include "topologies/spec.h"
+#include "topologies/transports.h"
+
+namespace ccsim {
+
+using nlohmann::json;
+
+namespace {
+
+// Settings NCCL reads that change what a run costs but that ccsim does not model: the prediction is
+// NCCL's default for each, and the report says so.
+const std::vector<std::string>& known_unmodelled() {
+  static const std::vector<std::string> names = {
+      "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS", "NCCL_MAX_NRINGS",
+      "NCCL_MIN_NRINGS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
+      "NCCL_LL128_NTHREADS", "NCCL_SHM_DISABLE", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_NET_GDR_READ",
+      "NCCL_NET_GDR_C2C", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_NVB_DISABLE", "NCCL_CROSS_NIC",
+      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE",
+      "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
+      "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_AR_THRESHOLD",
+      "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_NET_OVERHEAD",
+      "NCCL_CTA_POLICY", "NCCL_TUNER_PLUGIN", "NCCL_NET_PLUGIN", "NCCL_COLLNET_NODE_THRESHOLD",
+      "NCCL_GRAPH_FILE", "NCCL_TOPO_FILE", "NCCL_NVLS_ENABLE_TREE", "NCCL_PAT_ENABLE", "NCCL_RUNTIME_CONNECT",
+  };
+  return names;
+}
+
+// NCCL reads its integer settings with strtoll (base 0); ccsim refuses what it would not parse whole.
+long long integer_value(const std::string& value, const std::string& where) {
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(value.c_str(), &end, 0);
+  if (value.empty() || errno != 0 || end == nullptr || *end != '\0')
+    throw InputError(where, "expected an integer, as NCCL reads it (got '" + cut_for_message(value) + "')");
+  return v;
+}
+
+// NCCL_P2P_LEVEL / NCCL_NET_GDR_LEVEL: a path type (LOC, NVL, PIX, PXB, PHB, SYS) or its legacy
+// integer (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS; NVL has none), as the farthest path class
+// the transport may use. NCCL's PHB (through the CPU, one NUMA node) covers nvidia-smi's PHB and NODE.
+PathClass level_value(const std::string& value, bool nvl_allowed, const std::string& where) {
+  std::string v = trim(value);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (v == "LOC") return PathClass::Loc;
+  if (v == "NVL" && nvl_allowed) return PathClass::Nvl;
+  if (v == "PIX") return PathClass::Pix;
+  if (v == "PXB") return PathClass::Pxb;
+  if (v == "PHB") return PathClass::Node;
+  if (v == "SYS") return PathClass::Sys;
+  if (!v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    const long long n = integer_value(v, where);
+    static const PathClass legacy[] = {PathClass::Loc, PathClass::Pix, PathClass::Pxb, PathClass::Node};
+    return n < 4 ? legacy[n] : PathClass::Sys;
+  }
+  throw InputError(where, "expected a path type (LOC, " + std::string(nvl_allowed ? "NVL, " : "") +
+                              "PIX, PXB, PHB, SYS) or its legacy integer 0-4");
+}
+
+const char* level_name(PathClass c) {
+  return c == PathClass::Node ? "PHB" : c == PathClass::Nvl ? "NVL" : to_string(c);
+}
+
+json* find_object(json& spec, std::initializer_list<const char*> path) {
+  json* cur = &spec;
+  for (const char* key : path) {
+    if (!cur->is_object() || !cur->contains(key) || !(*cur)[key].is_object()) return nullptr;
+    cur = &(*cur)[key];
+  }
+  return cur;
+}
+
+bool flag(const json* obj, const char* key, bool fallback) {
+  return obj && obj->contains(key) && (*obj)[key].is_boolean() ? (*obj)[key].get<bool>() : fallback;
+}
+
+// Sets `key` of the object at `path`, creating the objects, and records "dotted=value" in `effects`.
+void set_key(json& spec, std::initializer_list<const char*> path, const char* key, const json& value,
+             std::vector<std::string>& effects) {
+  json* cur = &spec;
+  std::string dotted;
+  for (const char* p : path) {
+    if (!cur->contains(p) || !(*cur)[p].is_object()) (*cur)[p] = json::object();
+    cur = &(*cur)[p];
+    dotted += std::string(p) + ".";
+  }
+  (*cur)[key] = value;
+  effects.push_back(dotted + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
+}
+
+// The nearest and the farthest path class between two GPUs of one node (NVLink pairs are NVL),
+// built from the spec as it stands.
+std::pair<PathClass, PathClass> gpu_pair_range(const Topology& topo) {
+  PathClass nearest = PathClass::Sys, worst = PathClass::Loc;
+  for (int a = 0; a < topo.gpus_per_node(); ++a)
+    for (int b = a + 1; b < topo.gpus_per_node(); ++b) {
+      const PathClass c = path_class(topo, topo.gpu(a), topo.gpu(b));
+      nearest = std::min(nearest, c);
+      worst = std::max(worst, c);
+    }
+  return {nearest, worst};
+}
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+
+void disable_p2p(json& spec, std::vector<std::string>& effects) {
+  if (find_object(spec, {"node", "pcie"})) set_key(spec, {"node", "pcie"}, "p2p", "none", effects);
+  if (const json* nv = find_object(spec, {"node", "nvlink"})) {
+    // ccsim does not model NVLS without NCCL's P2P transport (spec.cpp refuses the pair).
+    if (flag(nv, "nvls", false)) set_key(spec, {"node", "nvlink"}, "nvls", false, effects);
+    set_key(spec, {"node", "nvlink"}, "nccl_p2p", false, effects);
+  }
+}
+
+}  // namespace
+
+bool nccl_env_modelled(const std::string& name) {
+  static const std::vector<std::string> names = {
+      "NCCL_ALGO",          "NCCL_PROTO",          "NCCL_P2P_DISABLE",    "NCCL_P2P_LEVEL",      "NCCL_NVLS_ENABLE",
+      "NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL",   "NCCL_IB_DISABLE",     "NCCL_COLLNET_ENABLE", "NCCL_MNNVL_ENABLE"};
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string nccl_env_value(const std::vector<std::string>& settings, const std::string& name) {
+  std::string value;
+  for (const auto& s : settings)
+    if (s.size() > name.size() && s.compare(0, name.size(), name) == 0 && s[name.size()] == '=')
+      value = s.substr(name.size() + 1);
+  return value;
+}
+
+NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std::string& where,
+                           const std::string& source) {
+  const std::size_t eq = assignment.find('=');
+  const std::string name = eq == std::string::npos ? assignment : assignment.substr(0, eq);
+  const bool name_ok = name.size() > 5 && name.compare(0, 5, "NCCL_") == 0 &&
+                       std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                         return std::isupper(c) || std::isdigit(c) || c == '_';
+                       });
+  if (eq == std::string::npos || !name_ok)
+    throw InputError(where, "expected NCCL_NAME=VALUE (an NCCL environment variable, e.g. NCCL_P2P_DISABLE=1), got '" +
+                                cut_for_message(assignment) + "'");
+  const std::string value = trim(assignment.substr(eq + 1));
+  NcclEnvNote note;
+  note.setting = name + "=" + value;
+  if (value.empty()) {
+    // NCCL treats a variable set to nothing as unset.
+    note.effect = "empty: NCCL's default";
+    note.modelled = false;
+    return note;
+  }
+  std::vector<std::string> effects;
+  auto probe = [&]() { return build_topology(spec, source); };
+
+  if (name == "NCCL_ALGO" || name == "NCCL_PROTO") {
+    note.effect = std::string("the tuner's ") + (name == "NCCL_ALGO" ? "algorithms" : "protocols") +
+                  " (as --" + (name == "NCCL_ALGO" ? "algo" : "proto") + "; the flag wins when both are given)";
+    return note;
+  }
+  if (name == "NCCL_P2P_DISABLE") {
+    if (integer_value(value, where) == 0) {
+      note.effect = "0: P2P on, NCCL's default";
+      return note;
+    }
+    disable_p2p(spec, effects);
+    note.effect = joined(effects) + " (GPU pairs use NCCL's SHM transport through host memory)";
+    return note;
+  }
+  if (name == "NCCL_P2P_LEVEL") {
+    const PathClass level = level_value(value, /*nvl_allowed=*/true, where);
+    if (level == PathClass::Loc) {
+      disable_p2p(spec, effects);
+      note.effect = joined(effects) + " (LOC: P2P never used; NCCL's SHM transport)";
+      return note;
+    }
+    const Topology topo = probe();
+    const auto [nearest, worst] = gpu_pair_range(topo);
+    if (topo.gpus_per_node() < 2 || worst <= level) {
+      note.effect = std::string("every GPU pair of a node is within ") + level_name(level) + ": no change";
+      return note;
+    }
+    if (nearest > level) {
+      // No pair may use P2P (level is NVL or a PCIe class, and even the nearest pair is farther).
+      set_key(spec, {"node", "pcie"}, "p2p", "none", effects);
+      note.effect = joined(effects) + " (no GPU pair is within " + level_name(level) + ": NCCL's SHM transport)";
+      return note;
+    }
+    throw InputError(where, std::string("splits this node's GPU pairs (the nearest are ") + level_name(nearest) +
+                                ", the farthest " + level_name(worst) +
+                                "): ccsim's P2P is one setting per node (node.pcie.p2p, node.nvlink.nccl_p2p); "
+                                "describe the node's pairs with --set instead");
+  }
+  if (name == "NCCL_NVLS_ENABLE") {
+    const long long v = integer_value(value, where);
+    const json* nv = find_object(spec, {"node", "nvlink"});
+    if (v != 0) {
+      note.effect = flag(nv, "nvls", false) ? "NVLS on where supported, NCCL's default"
+                                            : "no effect: the node has no NVLS (node.nvlink.nvls)";
+      return note;
+    }
+    if (!flag(nv, "nvls", false)) {
+      note.effect = "no effect: the node has no NVLS (node.nvlink.nvls)";
+      return note;
+    }
+    set_key(spec, {"node", "nvlink"}, "nvls", false, effects);
+    note.effect = joined(effects) + " (NVLS and NVLSTree off; the switch hardware stays)";
+    return note;
+  }
+  if (name == "NCCL_NET_GDR_LEVEL" || name == "NCCL_IB_GDR_LEVEL") {
+    const PathClass level = level_value(value, /*nvl_allowed=*/false, where);
+    const Topology topo = probe();
+    // Not the node count: validate sets it from the log after the settings are applied.
+    if (topo.nics_per_node() == 0 || !topo.network.gpudirect_rdma) {
+      note.effect = std::string("no effect: ") + (topo.nics_per_node() == 0 ? "no NICs"
+                                                    : "GPUDirect RDMA is already off (node.nic.gpudirect_rdma)");
+      return note;
+    }
+    PathClass worst = PathClass::Loc, nearest = PathClass::Sys;
+    for (int g = 0; g < topo.gpus_per_node(); ++g) {
+      const int nic = nic_for_gpu(topo, g);
+      if (nic < 0) continue;
+      const PathClass c = path_class(topo, topo.gpu(g), topo.nic(0, nic));
+      worst = std::max(worst, c);
+      nearest = std::min(nearest, c);
+    }
+    if (worst <= level) {
+      note.effect = std::string("every GPU's NIC is within ") + level_name(level) + ": GPUDirect RDMA stays on";
+      return note;
+    }
+    if (nearest <= level)
+      throw InputError(where, std::string("splits this node's GPUs (their NICs are ") + level_name(nearest) + " to " +
+                                  level_name(worst) +
+                                  " away): ccsim's GPUDirect RDMA is one setting per node (node.nic.gpudirect_rdma)");
+    const TransportInfo& t = transport_info(topo.network.transport);
+    if (!t.host_staging_allowed)
+      throw InputError(where, std::string("transport ") + t.name + " has no host-staged path in ccsim (" +
+                                  t.why_not + ")");
+    set_key(spec, {"node", "nic"}, "gpudirect_rdma", false, effects);
+    note.effect = joined(effects) + " (GPU<->NIC traffic staged through host memory)";
+    return note;
+  }
+  if (name == "NCCL_IB_DISABLE") {
+    if (integer_value(value, where) == 0) {
+      note.effect = "0: IB verbs on, NCCL's default";
+      return note;
+    }
+    const Topology topo = probe();
+    const Transport tr = topo.network.transport;
+    if (topo.nics_per_node() == 0 || (tr != Transport::InfiniBand && tr != Transport::RoCE)) {
+      note.effect = topo.nics_per_node() == 0 ? "no effect: no NICs"
+                                              : std::string("no effect: transport ") + transport_info(tr).name +
+                                                    " is not NCCL's IB verbs transport";
+      return note;
+    }
+    // NCCL falls back to its socket transport over the same NICs (IP over the ports). The IB figures
+    // the spec may carry (efficiency, latency) are the verbs path's: the socket transport's defaults apply.
+    json* nic = find_object(spec, {"node", "nic"});
+    for (const char* key : {"efficiency", "latency_us", "plugin_latency_us"})
+      if (nic && nic->contains(key)) {
+        nic->erase(key);
+        effects.push_back(std::string("node.nic.") + key + " back to tcp's default");
+      }
+    set_key(spec, {"node", "nic"}, "transport", "tcp", effects);
+    set_key(spec, {"node", "nic"}, "gpudirect_rdma", false, effects);
+    note.effect = joined(effects) + " (NCCL's socket transport, host-staged)";
+    return note;
+  }
+  if (name == "NCCL_COLLNET_ENABLE") {
+    const long long v = integer_value(value, where);
+    const json* fabric = find_object(spec, {"fabric"});
+    if (v != 0 || !flag(fabric, "sharp", false)) {
+      note.effect = flag(fabric, "sharp", false) ? "CollNet on (fabric.sharp)"
+                                                 : "no effect: the fabric has no SHARP (fabric.sharp)";
+      return note;
+    }
+    set_key(spec, {"fabric"}, "sharp", false, effects);
+    note.effect = joined(effects) + " (CollNet off; the switches' reduction is not used)";
+    return note;
+  }
+  if (name == "NCCL_MNNVL_ENABLE") {
+    const long long v = integer_value(value, where);
+    const json* nv = find_object(spec, {"node", "nvlink"});
+    const bool domain = nv && nv->contains("domain_size") && (*nv)["domain_size"].is_number_integer() &&
+                        (*nv)["domain_size"].get<int>() > 1;
+    if (v != 0 || !domain) {
+      note.effect = domain ? "multi-node NVLink on (node.nvlink.domain_size)"
+                           : "no effect: one host per NVLink domain (node.nvlink.domain_size)";
+      return note;
+    }
+    set_key(spec, {"node", "nvlink"}, "domain_size", 1, effects);
+    note.effect = joined(effects) + " (each host's GPUs alone on NVLink; the hosts talk over the network)";
+    return note;
+  }
+  note.modelled = false;
+  note.effect = std::find(known_unmodelled().begin(), known_unmodelled().end(), name) != known_unmodelled().end()
+                    ? "not modelled: predicted with NCCL's default for it"
+                    : "no effect on the model";
+  return note;
+}
+
+}  // namespace ccsim
