@@ -215,6 +215,7 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
   out.index = variant_index;
   out.name = variant.name;
   out.overrides = variant.overrides;
+  out.env = variant.env;
   for (std::size_t i = 0; i < scenario.workloads.size(); ++i) {
     const ScenarioWorkload& w = scenario.workloads[i];
     const std::string where = scenario.file + ": /workloads/" + std::to_string(i);

@@ -67,6 +67,7 @@ struct VariantResult {
   std::size_t index = 0;  // the variant's place in the scenario (Scenario::variants): merge orders by it
   std::string name;
   std::vector<std::string> overrides;
+  std::vector<std::string> env;        // the variant's NCCL settings (--env syntax), after the overrides
   std::vector<ScenarioWorkloadResult> workloads;
 };
 

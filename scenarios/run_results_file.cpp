@@ -92,7 +92,9 @@ nlohmann::json variant_result_to_json(const VariantResult& v) {
     }
     workloads.push_back(std::move(wj));
   }
-  return {{"index", v.index}, {"name", v.name}, {"overrides", v.overrides}, {"workloads", workloads}};
+  nlohmann::json out = {{"index", v.index}, {"name", v.name}, {"overrides", v.overrides}, {"workloads", workloads}};
+  if (!v.env.empty()) out["env"] = v.env;  // absent without settings: results written before --env read the same
+  return out;
 }
 
 VariantResult variant_result_from_json(const nlohmann::json& j) {
@@ -100,6 +102,7 @@ VariantResult variant_result_from_json(const nlohmann::json& j) {
   v.index = j.at("index").get<std::size_t>();
   v.name = j.at("name").get<std::string>();
   v.overrides = j.at("overrides").get<std::vector<std::string>>();
+  if (j.contains("env")) v.env = j.at("env").get<std::vector<std::string>>();
   for (const auto& wj : j.at("workloads")) {
     ScenarioWorkloadResult w;
     w.workload = wj.at("workload").get<std::string>();

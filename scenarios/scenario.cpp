@@ -12,6 +12,7 @@
 #include "common/units.h"
 #include "calibrate/nccl_tests_log.h"
 #include "scenarios/validate_log.h"
+#include "topologies/nccl_env.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -207,11 +208,28 @@ ScenarioWorkload parse_workload(const Node& w, const std::string& base_dir) {
   return out;
 }
 
+// A list of "NCCL_X=V" strings (cluster.env, a named variant's env), each checked against `spec`
+// (the settings applied in order to a copy) so that a bad one names its place in the file.
+std::vector<std::string> env_list(const Node& list, const std::string& file, nlohmann::json spec,
+                                  const std::string& source) {
+  if (!list.value().is_array()) list.fail("expected a list of NCCL settings (\"NCCL_P2P_DISABLE=1\")");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < list.array_size(); ++i) {
+    const Node item = list.at(i);
+    const std::string setting = item.text();
+    apply_nccl_env(spec, setting, file + ": " + item.path(), source);
+    out.push_back(setting);
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json variant_spec(const Scenario& scenario, const ScenarioVariant& variant) {
   nlohmann::json spec = scenario.base_spec;
-  for (const auto& o : variant.overrides) apply_override(spec, o, scenario.file + " (variant " + variant.name + ")");
+  const std::string where = scenario.file + " (variant " + variant.name + ")";
+  for (const auto& o : variant.overrides) apply_override(spec, o, where);
+  for (const auto& e : variant.env) apply_nccl_env(spec, e, where + ": " + cut_for_message(e), scenario.topology_source);
   return spec;
 }
 
@@ -229,7 +247,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   // ---- base cluster ----
   if (!root.has("cluster")) root.fail("missing 'cluster'");
   const Node cluster = root.at("cluster");
-  cluster.expect_object({"topology", "nodes", "set", "calibration"});
+  cluster.expect_object({"topology", "nodes", "set", "env", "calibration"});
   const std::string topology = cluster.string_or("topology", "dgx-h100");
   const bool is_preset = topology.find('/') == std::string::npos && topology.find('.') == std::string::npos;
   sc.topology_source = is_preset ? topology : resolve(base_dir, topology);
@@ -250,6 +268,10 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
     for (const auto& [key, value] : set.value().items())
       apply_override(sc.base_spec, assignment(key, value), file + ": " + set.path() + "/" + key);
   }
+  // NCCL settings of every variant (--env syntax): checked here, applied by variant_spec after the
+  // variant's own --set keys.
+  std::vector<std::string> cluster_env;
+  if (cluster.has("env")) cluster_env = env_list(cluster.at("env"), file, sc.base_spec, sc.topology_source);
   if (cluster.has("calibration")) {
     sc.calibration_file = resolve(base_dir, cluster.at("calibration").string());
     std::ifstream probe(sc.calibration_file);
@@ -282,8 +304,9 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
       std::set<std::string> seen;
       for (std::size_t i = 0; i < list.array_size(); ++i) {
         const Node item = list.at(i);
-        item.expect_object({"name", "set"});
+        item.expect_object({"name", "set", "env"});
         ScenarioVariant nv;
+        nv.env = cluster_env;
         if (!item.has("name")) item.fail("missing 'name'");
         nv.name = item.at("name").text();
         if (nv.name.empty()) item.at("name").fail("must not be empty");
@@ -297,6 +320,12 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
             apply_override(probe, a, file + ": " + set.path() + "/" + key);
             nv.overrides.push_back(a);
           }
+        }
+        if (item.has("env")) {
+          nlohmann::json probe = sc.base_spec;
+          for (const auto& o : nv.overrides) apply_override(probe, o, file);
+          for (const auto& e : cluster_env) apply_nccl_env(probe, e, file, sc.topology_source);
+          for (const auto& e : env_list(item.at("env"), file, probe, sc.topology_source)) nv.env.push_back(e);
         }
         named.push_back(std::move(nv));
       }
@@ -317,7 +346,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
       }
     }
   }
-  if (named.empty()) named.push_back({"base", {}});
+  if (named.empty()) named.push_back({"base", {}, cluster_env});
   // Every combination of the matrix values, the last axis varying fastest (like nested loops in the
   // order the file lists the axes).
   std::size_t combinations = 1;

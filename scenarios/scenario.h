@@ -42,6 +42,9 @@ struct ScenarioWorkload {
 struct ScenarioVariant {
   std::string name;
   std::vector<std::string> overrides;  // "key=value" (apply_override syntax), in application order
+  // "NCCL_X=V" (--env syntax, topologies/nccl_env.h): the cluster's "env", then the named variant's,
+  // applied after every override (NCCL acts on the hardware as described).
+  std::vector<std::string> env;
 };
 
 struct Scenario {

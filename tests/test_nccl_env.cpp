@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -217,6 +218,43 @@ TEST(NcclEnv, ValidateNamesTheDebugLogsPathSettingsAndTheirFlag) {
   const double e0 = nlohmann::json::parse(without.out)["runs"][0]["bandwidth"]["median_error"];
   const double e1 = nlohmann::json::parse(with.out)["runs"][0]["bandwidth"]["median_error"];
   EXPECT_LT(std::fabs(e1), std::fabs(e0)) << "P2P through the switch " << e0 << ", SHM " << e1;
+}
+
+}  // namespace
+}  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+TEST(NcclEnv, ScenarioVariantsTakeNcclSettingsAfterTheirKeys) {
+  // Two variants of one cluster that must predict the same: NVLS off through NCCL's setting and
+  // through the spec key; the results record the variant's settings.
+  const std::string scenario = testing::write_temp_file("env_scenario.json", R"({
+    "format": "ccsim-scenario/1", "name": "env",
+    "cluster": {"topology": "dgx-h100", "nodes": 2},
+    "workloads": [{"collective": "all_reduce", "sizes": {"min": "1M", "max": "1G", "factor": 32}, "model": "closed-form"}],
+    "variants": {"named": [{"name": "by-env", "env": ["NCCL_NVLS_ENABLE=0"]},
+                           {"name": "by-key", "set": {"node.nvlink.nvls": false}},
+                           {"name": "default"}]}
+  })");
+  const std::string dir = testing::temp_file("env_run");
+  const auto r = testing::run_ccsim("run " + scenario + " -o " + dir + " -q");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(testing::read_text_file(dir + "/results.json"));
+  std::map<std::string, std::vector<double>> times;
+  for (const auto& row : doc["rows"]) times[row["variant"].get<std::string>()].push_back(row["time_us"].get<double>());
+  ASSERT_EQ(times.size(), 3u) << doc.dump().substr(0, 600);
+  EXPECT_EQ(times["by-env"], times["by-key"]);
+  EXPECT_NE(times["by-env"], times["default"]);  // NVLSTree at 1 GiB on 2 H100 nodes is not Ring's time
+  EXPECT_EQ(doc["variants"][0]["env"], nlohmann::json::array({"NCCL_NVLS_ENABLE=0"}));
+  EXPECT_FALSE(doc["variants"][1].contains("env"));
+  // A bad setting names its place in the file.
+  const std::string bad = testing::write_temp_file("env_bad.json", R"({
+    "format": "ccsim-scenario/1", "cluster": {"env": ["NCCL_P2P_DISABLE=maybe"]},
+    "workloads": [{"collective": "all_reduce"}]})");
+  const auto b = testing::run_ccsim("run " + bad + " -o " + dir + "_bad -q");
+  EXPECT_EQ(b.code, 2);
+  EXPECT_NE(b.err.find("env_bad.json: /cluster/env/0: expected an integer"), std::string::npos) << b.err;
 }
 
 }  // namespace
