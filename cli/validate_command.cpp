@@ -81,7 +81,7 @@ int run_validate(const std::vector<std::string>& argv) {
         where += (where.empty() ? "" : "/") + args.spelled(flag);
         return args.get(flag);
       }
-      if (!env_value.empty()) where += (where.empty() ? "--env " : "/") + std::string(env_name);
+      if (!env_value.empty()) where += (where.empty() ? "--env " : "/--env ") + std::string(env_name);
       return env_value;
     };
     std::string where;

@@ -72,6 +72,11 @@ std::string largest_choice(const ValidatedRun& run) {
   return run.sizes.back().nccl_algorithm + "/" + run.sizes.back().nccl_protocol;
 }
 
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  return s;
+}
+
 bool has_env(const DebugFacts& d, const std::string& name) {
   return std::any_of(d.env.begin(), d.env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
 }
@@ -223,7 +228,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     add("forced-algorithm-or-protocol", "A forced algorithm or protocol (NCCL_ALGO / NCCL_PROTO)",
         set + " echoed in " + debug.file + "; ccsim predicted NCCL's default choice (" + largest_choice(run) +
             " at the largest size)",
-        "unset them unless intended, or predict the same restriction: --env " + set.substr(0, set.find(',')) +
+        "unset them unless intended, or predict the same restriction: --env " + replace_all(set, ", ", " --env ") +
             " (or --algo ... --proto ...)");
   }
   if (debug.present && (bw_slow || lat_slow)) {
