@@ -86,6 +86,12 @@ TEST(NcclEnv, NvlsEnableZeroIsNvlsOff) {
   const auto r = predict(two + " --env NCCL_NVLS_ENABLE=0");
   EXPECT_EQ(r.out.find("NVLS"), r.out.find("NVLS_ENABLE"));  // no NVLS or NVLSTree pick anywhere
   expect_same_rows(two + " --env NCCL_NVLS_ENABLE=2", two);  // 2: NCCL's default (on where supported)
+  // explain shows NCCL's own view: no NVLS support, the setting first.
+  const auto e = testing::run_ccsim("explain --nodes 2 -b 1G --env NCCL_NVLS_ENABLE=0");
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(e.out.rfind("NCCL environment: NCCL_NVLS_ENABLE=0: node.nvlink.nvls=false", 0), 0u) << e.out.substr(0, 200);
+  EXPECT_NE(e.out.find("NVLS no, CollNet no"), std::string::npos);
+  EXPECT_NE(testing::run_ccsim("explain --nodes 2 -b 1G").out.find("NVLS yes"), std::string::npos);
 }
 
 TEST(NcclEnv, GdrLevelAndIbDisableStageThroughTheHost) {
