@@ -77,12 +77,17 @@ int run_validate(const std::vector<std::string>& argv) {
   const std::string env_proto = nccl_env_value(args.all("env"), "NCCL_PROTO");
   if (args.has("algo") || args.has("proto") || !env_algo.empty() || !env_proto.empty()) {
     auto from = [&](const std::string& flag, const std::string& env_value, const char* env_name, std::string& where) {
-      if (args.has(flag)) {
-        where += (where.empty() ? "" : "/") + args.spelled(flag);
-        return args.get(flag);
+      // Appended piece by piece: GCC 12's -Wrestrict misreads `"..." + std::string` temporaries here.
+      if (args.has(flag) || !env_value.empty()) {
+        if (!where.empty()) where += '/';
+        if (args.has(flag)) {
+          where += args.spelled(flag);
+        } else {
+          where += "--env ";
+          where += env_name;
+        }
       }
-      if (!env_value.empty()) where += (where.empty() ? "--env " : "/--env ") + std::string(env_name);
-      return env_value;
+      return args.has(flag) ? args.get(flag) : env_value;
     };
     std::string where;
     const std::string algo = from("algo", env_algo, "NCCL_ALGO", where);

@@ -265,3 +265,24 @@ TEST(NcclEnv, ScenarioVariantsTakeNcclSettingsAfterTheirKeys) {
 
 }  // namespace
 }  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+TEST(NcclEnv, ValidateTakesAlgoAndProtoFromEnvButNotFromItsShell) {
+  const std::string log = std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/h100x16-2node-ndr-allreduce.txt";
+  auto largest = [&](const std::string& extra, const std::string& shell) {
+    const auto r = testing::run_ccsim("validate " + log + " --format json" + extra, "", shell);
+    EXPECT_NE(r.code, 2) << r.err;
+    return nlohmann::json::parse(r.out)["runs"][0]["sizes"].back()["nccl_algorithm"].get<std::string>();
+  };
+  EXPECT_EQ(largest("", ""), "NVLSTree");  // 2 dgx-h100 nodes at 16 GiB: NCCL 2.30's pick
+  EXPECT_EQ(largest(" --env NCCL_ALGO=Ring", ""), "Ring");
+  EXPECT_EQ(largest("", "NCCL_ALGO=Ring"), "NVLSTree");  // the shell validate runs in is not the run's
+  const auto bad = testing::run_ccsim("validate " + log + " --algo Ring --env NCCL_PROTO=Bogus");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err.rfind("ccsim: error: --algo/--env NCCL_PROTO: unknown protocol", 0), 0u) << bad.err;
+}
+
+}  // namespace
+}  // namespace ccsim
