@@ -121,5 +121,155 @@ TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
   EXPECT_NEAR(errors[0], 10 / 8.4 - 1, 1e-9);
 }
 
+
+// Azure's AI benchmarking guide (tests/data/published/azure-ai-benchmarking-guide-*.txt): one VM's
+// all_reduce from 1 KiB to 8 GiB, in-place busbw only, one process driving every GPU of the VM (-g).
+struct PublishedSweep {
+  std::vector<std::uint64_t> sizes;
+  std::vector<double> busbw_GBps;
+};
+
+PublishedSweep read_sweep(const std::string& name) {
+  PublishedSweep sweep;
+  for (const auto& r : read_rows(name)) {
+    EXPECT_EQ(r.size(), 3u) << name;
+    sweep.sizes.push_back(std::stoull(r[0]));
+    sweep.busbw_GBps.push_back(std::stod(r[2]));
+  }
+  EXPECT_EQ(sweep.sizes.size(), 24u) << name;  // 1 KiB .. 8 GiB, factor 2
+  for (std::size_t i = 0; i < sweep.sizes.size(); ++i) EXPECT_EQ(sweep.sizes[i], 1024ull << i) << name;
+  return sweep;
+}
+
+double median(std::vector<double> v) {
+  EXPECT_FALSE(v.empty());
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The sweep predicted as nccl-tests ran it; errors as docs/accuracy.md has them: measured time over
+// predicted time - 1 (= predicted busbw over measured busbw - 1), median on each side of the knee.
+struct SweepComparison {
+  Prediction prediction;
+  std::vector<double> errors;
+  double latency_median = 0, bandwidth_median = 0;
+};
+
+SweepComparison compare_sweep(const Topology& topo, const PublishedSweep& sweep, const std::string& algo, int gpus) {
+  PredictRequest req;
+  req.sweep.min_bytes = sweep.sizes.front();
+  req.sweep.max_bytes = sweep.sizes.back();
+  req.sweep.step_factor = 2;
+  req.filter = parse_algo_filter(algo, "", "test");
+  req.launch.gpus_per_thread = gpus;
+  SweepComparison c;
+  c.prediction = predict(topo, req);
+  EXPECT_EQ(c.prediction.rows.size(), sweep.sizes.size());
+  std::vector<double> latency, bandwidth;
+  for (std::size_t i = 0; i < c.prediction.rows.size() && i < sweep.sizes.size(); ++i) {
+    const NcclTestsRow& row = c.prediction.rows[i];
+    EXPECT_EQ(row.size_bytes, sweep.sizes[i]);
+    c.errors.push_back(row.ip_busbw_GBps / sweep.busbw_GBps[i] - 1);
+    (static_cast<double>(row.size_bytes) < c.prediction.knee_bytes ? latency : bandwidth).push_back(c.errors.back());
+  }
+  c.latency_median = median(latency);
+  c.bandwidth_median = median(bandwidth);
+  return c;
+}
+
+Topology preset_topology(const std::string& preset, const std::vector<std::string>& sets = {}, int nodes = 0) {
+  nlohmann::json spec = load_topology_spec(preset);
+  if (nodes > 0) set_node_count(spec, nodes);
+  for (const std::string& s : sets) apply_override(spec, s, "--set");
+  return build_topology(spec, preset);
+}
+
+// Measured time of a size from its published busbw: all_reduce's busbw = algbw x 2(n-1)/n.
+double measured_time_us(const PublishedSweep& sweep, std::size_t i, int ranks) {
+  const double algbw_GBps = sweep.busbw_GBps[i] * ranks / (2.0 * (ranks - 1));
+  return static_cast<double>(sweep.sizes[i]) / (algbw_GBps * 1e9) * 1e6;
+}
+
+// ND H100 v5 and ND H200 v5 (NCCL 2.18.5 and 2.20.5), NVLS forced, -g 8. The plateau is the single-node
+// NVLS bound (18 NVLinks x 20.6 GB/s x nvlsEfficiency 0.85, S (1 + 1/8) per GPU: 280 GB/s algbw, 490
+// busbw): measured 478.9 and 480.0 at 8 GiB. The mid sizes repeat the two dgx-h100 logs' miss
+// (tests/test_preset_logs.cpp): 2-128 MiB run 16-55% slower than ccsim's cut-through NVLS, so both
+// bandwidth sides sit at the 10% target's edge. The latency sides differ by NCCL version: 2.18.5's
+// NVLS takes 42 us from 64 KiB to 1 MiB where 2.30's model (and ccsim) has 25 us plus the launches.
+TEST(PublishedMeasurements, AzureNdH100AndH200NvlsSingleVm) {
+  const SweepComparison h100 =
+      compare_sweep(preset_topology("azure-nd-h100-v5"), read_sweep("azure-ai-benchmarking-guide-nd-h100-v5-allreduce-nvls-g8.txt"), "NVLS", 8);
+  const PublishedSweep h200_sweep = read_sweep("azure-ai-benchmarking-guide-nd-h200-v5-allreduce-nvls-g8.txt");
+  const SweepComparison h200 = compare_sweep(preset_topology("dgx-h200"), h200_sweep, "NVLS", 8);
+  for (const SweepComparison* c : {&h100, &h200}) {
+    const NcclTestsRow& last = c->prediction.rows.back();
+    const double B = 18 * 20.6e9 * 0.85, S = static_cast<double>(last.size_bytes);
+    const double hand_us = 25 + S * 9 / 8 / B * 1e6;
+    EXPECT_NEAR(last.ip_time_us, hand_us, 1e-3 * hand_us);
+    EXPECT_GT(c->errors.back(), 0.0);
+    EXPECT_LT(c->errors.back(), 0.03);  // +2.3%, +2.1%
+    for (std::size_t i = 0; i < c->errors.size(); ++i) {
+      const std::uint64_t size = 1024ull << i;
+      if (size >= (2u << 20) && size <= (128u << 20)) {
+        EXPECT_GT(c->errors[i], 0.10) << size;  // the known mid-size miss, bounded
+        EXPECT_LT(c->errors[i], 0.60) << size;
+      }
+    }
+    EXPECT_GT(c->bandwidth_median, 0.08);  // +12%, +10% today (docs/accuracy.md)
+    EXPECT_LT(c->bandwidth_median, 0.13);
+  }
+  // H200 (NCCL 2.20.5): the floor is 8 serial launches, 30 us measured (3.7 us per GPU) against 8 x 4.2.
+  EXPECT_NEAR(measured_time_us(h200_sweep, 0, 8), 29.9, 0.1);
+  EXPECT_NEAR(h200.prediction.rows.front().ip_time_us, 8 * 4.2, 1e-6);
+  EXPECT_LT(std::fabs(h200.latency_median), 0.20) << h200.latency_median;  // -7%
+  // H100 (NCCL 2.18.5): 64 KiB-1 MiB take 42 us, NVLS's own time in that NCCL; ccsim's 2.30 NVLS is
+  // 25 us there and the 33.6 us launch floor binds: +25% on the latency side, a version's miss.
+  const PublishedSweep h100_sweep = read_sweep("azure-ai-benchmarking-guide-nd-h100-v5-allreduce-nvls-g8.txt");
+  for (std::size_t i = 6; i <= 10; ++i) EXPECT_NEAR(measured_time_us(h100_sweep, i, 8), 42.3, 1.0) << h100_sweep.sizes[i];
+  EXPECT_GT(h100.latency_median, 0.20);
+  EXPECT_LT(h100.latency_median, 0.30);
+}
+
+// ND GB200 v6: one NVL72 tray as a VM of 4 B200 (NCCL 2.25.1), Ring forced, -g 4. The ring is bound by
+// the GPU's NVLink5 (18 x 50 GB/s at NVLink5's efficiency: 721.8 GB/s per direction, `ccsim topo`),
+// which a ring all_reduce's busbw approaches: 720.6 predicted at 8 GiB, 679.6 measured (+6%). The
+// latency side meets the target (+3%: 4 serial launches of 4.2 us against 15.4 us measured at 1 KiB,
+// 3.8 us per GPU on Grace); the bandwidth side misses (+12%) at 1-32 MiB, where Ring/LL and LL128 reach
+// less than the engine's llMaxBw and LL128 ceilings.
+TEST(PublishedMeasurements, AzureNdGb200TrayRing) {
+  const PublishedSweep sweep = read_sweep("azure-ai-benchmarking-guide-nd-gb200-v6-allreduce-ring-g4.txt");
+  const Topology tray = preset_topology("gb200-nvl72", {"node.nvlink.domain_size=1"}, /*nodes=*/1);
+  const SweepComparison c = compare_sweep(tray, sweep, "Ring", 4);
+  const NcclTestsRow& last = c.prediction.rows.back();
+  EXPECT_GT(last.ip_busbw_GBps, 0.99 * 721.8 * 0.995);
+  EXPECT_LT(last.ip_busbw_GBps, 721.8);
+  EXPECT_NEAR(c.errors.back(), 720.6 / 679.61 - 1, 0.005);
+  EXPECT_NEAR(c.prediction.rows.front().ip_time_us, 4 * 4.2, 0.05 * 4 * 4.2);
+  EXPECT_NEAR(measured_time_us(sweep, 0, 4), 15.4, 0.1);
+  EXPECT_LT(std::fabs(c.latency_median), 0.20) << c.latency_median;
+  EXPECT_GT(c.bandwidth_median, 0.10);  // +12% today
+  EXPECT_LT(c.bandwidth_median, 0.15);
+}
+
+// ND A100 v4 (NCCL 2.18.5, AMD EPYC 7V12), -g 8, algorithm list not known (NVLS cannot run on A100):
+// NCCL's tuner free, Ring at every size. The plateau is the ring's NVLink3 bound, 12 NVLinks x 20 GB/s
+// (NCCL's A100 NVLink rate): 240 GB/s busbw, 239.8 at 8 GiB against 231.6 measured (+4%). The floor
+// is 8 serial launches at 5.3 us each on this AMD host (43 us measured at 16-64 KiB) against the
+// default's 4.2: the latency side misses by +33%, as the a100x8 log's (4.9 us per GPU) does by +18%.
+TEST(PublishedMeasurements, AzureNdA100V4RingSingleVm) {
+  const PublishedSweep sweep = read_sweep("azure-ai-benchmarking-guide-nd-a100-v4-allreduce-g8.txt");
+  const SweepComparison c = compare_sweep(preset_topology("hgx-a100"), sweep, "", 8);
+  for (const SizeChoice& ch : c.prediction.choices) EXPECT_EQ(ch.nccl_algo, Algo::Ring);
+  EXPECT_LT(c.prediction.rows.back().ip_busbw_GBps, 240.0);
+  EXPECT_GT(c.prediction.rows.back().ip_busbw_GBps, 0.99 * 240.0);
+  EXPECT_NEAR(c.errors.back(), 0.035, 0.01);
+  for (std::size_t i = 4; i <= 6; ++i) EXPECT_NEAR(measured_time_us(sweep, i, 8) / 8, 5.3, 0.1) << sweep.sizes[i];
+  EXPECT_NEAR(c.prediction.rows.front().ip_time_us, 8 * 4.2, 1e-6);
+  EXPECT_LT(std::fabs(c.bandwidth_median), 0.10) << c.bandwidth_median;  // +9%
+  EXPECT_GT(c.latency_median, 0.25);  // +33%: the host's launches
+  EXPECT_LT(c.latency_median, 0.40);
+}
+
 }  // namespace
 }  // namespace ccsim
