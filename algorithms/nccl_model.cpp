@@ -341,7 +341,8 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
       }
       if (a == Algo::Ring && p == Proto::LL128)
         busBw = std::min(busBw * (t.ring_ll128_one_ppn_discount && ppn < 2 ? 0.7 : 0.92), g.nChannels * perChMaxRingLL128Bw);
-      if (a == Algo::Tree && f == Func::AllReduce) busBw = std::min(busBw * .92, g.nChannels * perChMaxTreeBw);
+      if (a == Algo::Tree && f == Func::AllReduce)
+        busBw = std::min(busBw * nccl230::kTreeAllReduceEfficiency, g.nChannels * perChMaxTreeBw);
       if (a == Algo::Tree && p == Proto::LL) busBw = std::min(busBw * 1.0 / 3.8, llMaxBw);
       if (a == Algo::Tree && p == Proto::LL128)
         busBw = std::min(busBw * (nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.nChannels * perChMaxTreeLL128Bw);

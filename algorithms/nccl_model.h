@@ -150,6 +150,11 @@ constexpr int kMaxNvlsArity = 32;               // NCCL_MAX_NVLS_ARITY
 // 32 on sm100 across nodes. The replay's default and the tuner's summary both read it.
 constexpr int nvls_channels(int compCap, bool multi_node) { return compCap >= 100 ? (multi_node ? 32 : 24) : 16; }
 constexpr int kMaxDirectArity = 7;              // NCCL_MAX_DIRECT_ARITY
+// Tree all_reduce's efficiency in NCCL's model (src/graph/tuning.cc: "busBw = std::min(busBw*.92,
+// nChannels*perChMaxTreeBw)" for Tree AllReduce, every protocol): the tree kernel moves data at 0.92 of
+// its graph's link bandwidth. The tuner applies it to busBw; the engine's Tree replay charges it on the
+// links (algorithms/tree.cpp tree_options).
+constexpr double kTreeAllReduceEfficiency = 0.92;
 
 // A connection's buffer per protocol (src/include/device.h, src/init.cc), cut into NCCL_STEPS slots:
 //   LL:     NCCL_LL_LINES_PER_THREAD 8 lines/thread x NCCL_LL_MAX_NTHREADS 512 threads x 8 steps x

@@ -186,7 +186,11 @@ TreeScheduleOptions tree_options(Proto p) {
   TreeScheduleOptions o;
   o.proto = p;
   o.timing = tree_step_timing(p);
-  o.wire_factor = ring_protocol(p).wire_factor;
+  // NCCL's Tree all_reduce efficiency (0.92 of the links, nccl230::kTreeAllReduceEfficiency), charged as
+  // extra bytes on every link the tree uses. NCCL's per-channel ceiling is scaled by the same factor
+  // where it is applied (channel_rate_cap_Bps x wire_factor), so the data rate is min(links x 0.92,
+  // ceiling), as in NCCL's model.
+  o.wire_factor = ring_protocol(p).wire_factor / nccl230::kTreeAllReduceEfficiency;
   o.flow_control_slots = 0;  // see TreeScheduleOptions: a credit would cost a full step latency here
   o.fifo_connections = true;
   o.launch_wave = 1 << 30;  // FIFO: a chunk without dependencies waits for the launch, whatever its index

@@ -79,7 +79,8 @@ constexpr int kTreeSlots = nccl230::kSteps;
 struct TreeScheduleOptions {
   Proto proto = Proto::Simple;
   StepTiming timing = tree_step_timing(Proto::Simple);
-  double wire_factor = 1.0;                     // bytes on the wire per data byte (LL 2, LL128 128/120)
+  double wire_factor = 1.0;                     // bytes on the links per data byte (LL 2, LL128 128/120; tree_options
+                                                // adds NCCL's Tree all_reduce efficiency, 1 / 0.92)
   double chunk_bytes = 0;                       // data bytes per chunk and channel; 0: NCCL's rule for `proto`
   int max_chunks = 64;                          // chunks per family: max(1, min(max_chunks, ceil(bytes per channel / chunk)))
   int launch_wave = 4;                          // chunks whose dependency-free transfers pay the launch: the

@@ -199,13 +199,21 @@ TEST(MultiNic, OciA100LogTreeAboveOneGigabyte) {
     if (v.size_bytes < (std::uint64_t{1} << 30)) continue;
     ++large;
     EXPECT_EQ(v.nccl_algorithm, "Tree") << v.size_bytes;
-    EXPECT_LT(std::fabs(v.error), 0.20) << v.size_bytes << ": " << v.error;  // +8..+17% today
+    EXPECT_LT(std::fabs(v.error), 0.10) << v.size_bytes << ": " << v.error;  // -1..+8% today
+    // The plateau: the tree's links at NCCL's Tree all_reduce efficiency. On 2 nodes each GPU's
+    // NVLink carries 1.75 S per direction (6 of 8 GPUs of a chain forward up and down, the head
+    // sends one way to the NIC, the tail one way), so busbw = 240 GB/s x 0.92 / 1.75 x 2 x 15/16.
+    if (v.size_bytes >= (std::uint64_t{4} << 30)) {
+      EXPECT_NEAR(v.predicted_busbw_GBps, 240.0 * 0.92 / 1.75 * 2 * 15 / 16, 0.01 * 236.6) << v.size_bytes;
+      EXPECT_LT(std::fabs(v.error), 0.01) << v.size_bytes;
+    }
   }
   EXPECT_EQ(large, 4);
-  // The bandwidth side as a whole: +39% today (it was +10%, Ring's -20% at 1-8 GiB offsetting +6..+42%
-  // at 16-512 MiB). The tuner picks Tree/LL128 from 256 KiB on, by 3% of NCCL's modelled time over
-  // Ring/LL128, where the log's busbw follows a ring (docs/accuracy.md).
-  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.45) << run.bandwidth.median_error;
+  // The bandwidth side as a whole: +29% today (+39% before the tree's 0.92; +10% before the tree's own
+  // graph, Ring's -20% at 1-8 GiB offsetting +6..+42% at 16-512 MiB). The tuner picks Tree/LL128 from
+  // 256 KiB on, by 3% of NCCL's modelled time over Ring/LL128, where the log's busbw follows a ring
+  // (docs/accuracy.md).
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.35) << run.bandwidth.median_error;
 }
 
 }  // namespace
