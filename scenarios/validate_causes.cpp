@@ -302,6 +302,10 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                format_bytes(static_cast<double>(worst->size_bytes)) + ") while the plateau is " +
                strprintf("%.2f", bw.ratio()) + " of the prediction";
   }
+  // What the evidence says of the latency side when only the approach to the plateau is slow.
+  const std::string latency_state = lat_slow                       ? latency_text(run)
+                                    : run.latency.sizes == 0       ? std::string("no sizes below the knee")
+                                                                   : std::string("latency side within tolerance");
   if ((lat_slow || approach_slow) && log.gpus_per_process > 1) {
     // The launch mode the prediction ran in (validate derives it from the log's header).
     const int per_thread = std::max(1, run.prediction.facts.gpus_per_thread);
@@ -319,7 +323,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                 " us per launch: --set node.cpu.launch_us=" + per_launch + " predicts with that bound";
     }
     add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
-        (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
+        latency_state + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
             std::to_string(log.threads_per_process) + " x nGpus), so one thread launches every GPU's kernel of each "
             "operation in turn, a cost one process per GPU does not pay; the prediction already holds " +
             std::to_string(per_thread) + " x " + strprintf("%.1f", topo.host_launch_s * 1e6) +
@@ -329,7 +333,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
             bound);
   } else if (lat_slow || approach_slow) {
     add("host-overhead", "Latency above the model: launch and proxy overheads on the host",
-        (lat_slow ? latency_text(run) : std::string("latency side within tolerance")) + approach,
+        latency_state + approach,
         "CPU frequency scaling (cpupower frequency-info), process and memory binding to the GPU's NUMA node "
         "(numactl, mpirun --bind-to), NCCL_PROTO not excluding LL; CUDA graphs (-G 1) remove the launch cost");
   }

@@ -66,6 +66,7 @@ cases=(
   "h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt|--topology dgx-h100"
   "h100x32-4node-ndr-allreduce-nccl2.26.2.txt|--topology dgx-h100"
   "h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt|--topology dgx-h100"
+  "a100x8-1node-sendrecv-g8.txt|--topology hgx-a100 --collective sendrecv --ranks 8"
 )
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"

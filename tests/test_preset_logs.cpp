@@ -182,5 +182,29 @@ TEST(PresetLogs, A4B200AllGatherIsBelowItsNicBound) {
   EXPECT_GT(run.latency.median_error, 5.0);  // +1315%
 }
 
+// One A100 node, sendrecv with one process driving 8 GPUs (a notes page, NCCL version not printed):
+// every GPU sends S to the next and receives S from the previous. ccsim's P2P path runs at the GPU's
+// NVLink, 12 links x NCCL's 20 GB/s = 240 GB/s (239.4 at 1 GiB); the log reaches 195.1, 0.81 of it,
+// where the same node's rings reach 0.97 (a100x8's all_reduce, 232.4 of 240 busbw). A known miss
+// (docs/accuracy.md): what holds NCCL's P2P kernel below the link is not modelled. The log has no
+// header or device list, so its collective and ranks are passed, as --collective and --ranks would.
+TEST(PresetLogs, A100SendRecvBelowItsNvlinkRate) {
+  ValidateOptions o;
+  o.overrides.collective = "sendrecv";
+  o.overrides.ranks = 8;
+  o.overrides.gpus_per_node = 8;
+  const ValidatedRun run =
+      testing::validate_real_log("a100x8-1node-sendrecv-g8.txt", load_topology_spec("hgx-a100"), "hgx-a100", o);
+  EXPECT_EQ(run.prediction.facts.nodes, 1);
+  ASSERT_EQ(run.sizes.size(), 4u);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_LT(last.predicted_busbw_GBps, 12 * 20.0);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.99 * 12 * 20.0);
+  EXPECT_NEAR(last.measured_busbw_GBps, 195.10, 0.01);
+  EXPECT_NEAR(last.measured_busbw_GBps / (12 * 20.0), 0.81, 0.01);
+  EXPECT_GT(run.bandwidth.median_error, 0.20);  // +25% today
+  EXPECT_LT(run.bandwidth.median_error, 0.30);
+}
+
 }  // namespace
 }  // namespace ccsim
