@@ -118,10 +118,13 @@ std::vector<int> nvls_tree_heads(const Topology& topo) {
   return heads;
 }
 
-double nccl_nvls_tree_chunk_bytes(double size_bytes, int channels, int heads, int nodes, double nvls_chunk_bytes) {
+double nccl_nvls_tree_chunk_bytes(double size_bytes, int channels, int heads, int nodes, double nvls_chunk_bytes,
+                                  double tree_max_chunk_bytes) {
   double chunk = nvls_chunk_bytes;
-  // NCCL_NVLSTREE_MAX_CHUNKSIZE's default (-2): 64 KiB from 4 nodes on, else the NVLS chunk.
-  if (nodes >= 4) chunk = std::min(chunk, 65536.0);
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE: a set value caps the chunk; its default (-2, 0 here) is 64 KiB from 4
+  // nodes on, else the NVLS chunk.
+  if (tree_max_chunk_bytes > 0) chunk = std::min(chunk, tree_max_chunk_bytes);
+  else if (nodes >= 4) chunk = std::min(chunk, 65536.0);
   const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, heads);  // (channel, head) units
   if (size_bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
   if (size_bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
@@ -142,7 +145,8 @@ int channels_per_family(const NvlsOptions& options) { return std::max(1, options
 // The NVLSTree chunk of one channel and head: NvlsOptions::chunk_bytes when set, else NCCL's rule.
 double nvls_tree_chunk(const Topology& topo, double size_bytes, int heads, const NvlsOptions& options) {
   return options.chunk_bytes > 0 ? options.chunk_bytes
-                                 : nccl_nvls_tree_chunk_bytes(size_bytes, options.channels, heads, topo.num_nodes());
+                                 : nccl_nvls_tree_chunk_bytes(size_bytes, options.channels, heads, topo.num_nodes(),
+                                                              topo.nvls_chunk_bytes, topo.nvls_tree_max_chunk_bytes);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@
 namespace ccsim {
 
 // NCCL 2.30 NVLS facts used here.
-constexpr double kNvlsChunkBytes = 128.0 * 1024;   // NCCL_NVLS_CHUNKSIZE: per head and channel
+constexpr double kNvlsChunkBytes = kDefaultNvlsChunkBytes;  // NCCL_NVLS_CHUNKSIZE: per head and channel
 // NVLS kernels run chunkSteps = sliceSteps = 1: NCCL_STEPS = 8 chunks in flight per connection.
 constexpr int kNvlsPipelineDepth = nccl230::kSteps;
 
@@ -101,12 +101,13 @@ double nvls_tree_channel_cap_Bps(const NcclTopoSummary& summary);
 // Heads of an NVLSTree: local GPU of each NIC rail (the first GPU affined to it), one per rail.
 std::vector<int> nvls_tree_heads(const Topology& topo);
 // NCCL's NVLSTree chunk per channel and head, in bytes (enqueue.cc calcCollChunking, as of NCCL 2.30):
-// NCCL_NVLS_CHUNKSIZE (128 KiB), at most 64 KiB from 4 nodes on (NCCL_NVLSTREE_MAX_CHUNKSIZE's
-// default), then, with ops = channels x heads (channel, head) units in flight, 64 KiB below
-// 4 x ops x 128 KiB and 32 KiB below ops x 64 KiB (and the larger-chunk steps for a larger
-// NCCL_NVLS_CHUNKSIZE); `size_bytes` is NCCL's nBytes (the all_reduce buffer).
+// NCCL_NVLS_CHUNKSIZE (`nvls_chunk_bytes`, 128 KiB), at most NCCL_NVLSTREE_MAX_CHUNKSIZE
+// (`tree_max_chunk_bytes`; 0 for its default -2: 64 KiB from 4 nodes on, else no cap), then, with
+// ops = channels x heads (channel, head) units in flight, 64 KiB below 4 x ops x 128 KiB and 32 KiB
+// below ops x 64 KiB (and the larger-chunk steps for a larger chunk); `size_bytes` is NCCL's nBytes
+// (the all_reduce buffer).
 double nccl_nvls_tree_chunk_bytes(double size_bytes, int channels, int heads, int nodes,
-                                  double nvls_chunk_bytes = kNvlsChunkBytes);
+                                  double nvls_chunk_bytes = kNvlsChunkBytes, double tree_max_chunk_bytes = 0);
 // Chunks per family of an NVLSTree for a size (the rule above).
 int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options);
 // The size at which every family channel runs max_chunks chunks of the nominal chunk (that of large

@@ -94,6 +94,28 @@ TEST(NcclEnv, NvlsEnableZeroIsNvlsOff) {
   EXPECT_NE(testing::run_ccsim("explain --nodes 2 -b 1G").out.find("NVLS yes"), std::string::npos);
 }
 
+TEST(NcclEnv, NvlsChunkSizesAreNvlsTreesChunkKeys) {
+  // 4 x dgx-h100, NVLSTree at 256 MiB: NCCL's default chunk is 64 KiB there (NVLSTREE_MAX_CHUNKSIZE's
+  // -2); aws-ofi-nccl's p5 settings make it 512 KiB, which fills the pipeline more slowly.
+  const std::string four = "--nodes 4 -b 256M -e 256M --algo NVLSTree";
+  expect_same_rows(four + " --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_NVLSTREE_MAX_CHUNKSIZE=524288",
+                   four + " --set node.nvlink.nvls_chunk_bytes=524288 --set node.nvlink.nvls_tree_max_chunk_bytes=524288");
+  expect_same_rows(four + " --env NCCL_NVLSTREE_MAX_CHUNKSIZE=-2", four);  // NCCL's default
+  const auto def = predict(four + " --format json"), big = predict(four + " --env NCCL_NVLS_CHUNKSIZE=524288 --env "
+                                                                          "NCCL_NVLSTREE_MAX_CHUNKSIZE=524288 --format json");
+  ASSERT_EQ(def.code, 0) << def.err;
+  ASSERT_EQ(big.code, 0) << big.err;
+  const double t_def = nlohmann::json::parse(def.out)["rows"][0]["oop_time_us"];
+  const double t_big = nlohmann::json::parse(big.out)["rows"][0]["oop_time_us"];
+  EXPECT_GT(t_big, t_def * 1.02) << t_def << " vs " << t_big;
+  // Alone, NCCL_NVLSTREE_MAX_CHUNKSIZE cannot raise the chunk above NCCL_NVLS_CHUNKSIZE (128 KiB).
+  expect_same_rows(four + " --env NCCL_NVLSTREE_MAX_CHUNKSIZE=524288", four + " --env NCCL_NVLSTREE_MAX_CHUNKSIZE=131072");
+  // On a node without NVLS the settings change nothing and say so.
+  const auto a100 = predict("--topology hgx-a100 -b 1M -e 1M --env NCCL_NVLS_CHUNKSIZE=524288");
+  ASSERT_EQ(a100.code, 0) << a100.err;
+  EXPECT_NE(a100.out.find("NCCL_NVLS_CHUNKSIZE=524288: no effect: the node has no NVLS"), std::string::npos) << a100.out;
+}
+
 TEST(NcclEnv, GdrLevelAndIbDisableStageThroughTheHost) {
   const std::string two = "--nodes 2 -b 1M -e 1G -f 32";
   expect_same_rows(two + " --env NCCL_NET_GDR_LEVEL=LOC", two + " --set node.nic.gpudirect_rdma=false");
@@ -169,7 +191,9 @@ TEST(NcclEnv, BadSettingsAreOneErrorLineAndExitTwo) {
   for (const std::pair<const char*, const char*> c :
        {std::pair{"FOO=1", "expected NCCL_NAME=VALUE"}, std::pair{"NCCL_P2P_DISABLE", "expected NCCL_NAME=VALUE"},
         std::pair{"NCCL_P2P_DISABLE=yes", "expected an integer"}, std::pair{"NCCL_NET_GDR_LEVEL=NVL", "expected a path type"},
-        std::pair{"NCCL_P2P_LEVEL=near", "expected a path type"}}) {
+        std::pair{"NCCL_P2P_LEVEL=near", "expected a path type"},
+        std::pair{"NCCL_NVLS_CHUNKSIZE=100", "expected a chunk size in bytes from 512"},
+        std::pair{"NCCL_NVLSTREE_MAX_CHUNKSIZE=-1", "or -2 for NCCL's default"}}) {
     const std::string out = testing::temp_file("env_out.txt");
     const auto r = testing::run_ccsim(std::string("predict --nodes 2 --env ") + c.first + " -o " + out);
     EXPECT_EQ(r.code, 2) << c.first;

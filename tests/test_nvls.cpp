@@ -268,6 +268,13 @@ TEST(NvlsTree, NcclChunkRuleByHand) {
   EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 2, 1 << 20), 262144);
   EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(256 * MiB, 16, 8, 2, 1 << 20), 131072);
   EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 2, 100000), 99840);
+  // NCCL_NVLSTREE_MAX_CHUNKSIZE set: it replaces the 4-node 64 KiB default and caps the chunk anywhere.
+  // aws-ofi-nccl's p5 values (both 512 KiB): 512 KiB from 32 x 128 x 512 KiB = 2 GiB up on 4 nodes,
+  // 256 KiB below it, 128 KiB below 16 x 128 x 256 KiB = 512 MiB.
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(2048 * MiB, 16, 8, 4, 524288, 524288), 524288);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 4, 524288, 524288), 262144);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(256 * MiB, 16, 8, 4, 524288, 524288), 131072);
+  EXPECT_DOUBLE_EQ(nccl_nvls_tree_chunk_bytes(1024 * MiB, 16, 8, 2, 131072, 32768), 32768);
 }
 
 TEST(NvlsTree, LatencyBoundMatchesNcclNvlsTreeLatency) {

@@ -76,8 +76,10 @@ TEST(PresetLogs, P5AsAwsOfiNcclGroupsItsEfaCards) {
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   EXPECT_EQ(run.sizes.back().nccl_algorithm, "NVLSTree");
   EXPECT_LT(std::fabs(run.sizes.back().error), 0.10) << run.sizes.back().error;
-  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;  // +8% today
-  // EFA's 20 us per network step (tests/test_efa.cpp): +49% today, +179% with RoCE's 3 us.
+  // -1% today with aws-ofi-nccl's 512 KiB NVLSTree chunk (the preset's node.nvlink.nvls_chunk_bytes);
+  // +2% with NCCL's own 128 KiB.
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.05) << run.bandwidth.median_error;
+  // EFA's 20 us per network step (tests/test_efa.cpp): +42% today, +179% with RoCE's 3 us.
   EXPECT_LT(run.latency.median_error, 0.60) << run.latency.median_error;
 
   const ValidatedRun cards = validate_log("aws-p5-2node-efa-allreduce.txt", "aws-p5", {"node.nic.count=32", "node.nic.Gbps=100"});

@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nccl_p2p", "domain_size"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nccl_p2p", "domain_size"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
@@ -368,6 +368,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   bool has_nvlink = false, nvswitch = false, nvls = false, nccl_p2p = true;
   int nvl_links = 0, nvl_gen = 0, domain_size = 1;
   double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
+  int nvls_chunk_bytes = kDefaultNvlsChunkBytes, nvls_tree_max_chunk_bytes = 0;
   if (node.has("nvlink")) {
     json out;
     Obj nv(node.at("nvlink"), "/node/nvlink", source, out);
@@ -422,6 +423,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (nv.has("nvls_reduce_GBps") && !nvls)
       nv.fail("nvls_reduce_GBps", "a reduction rate needs nvls: true");
     if (nv.has("nvls_efficiency") && !nvls) nv.fail("nvls_efficiency", "an NVLS efficiency needs nvls: true");
+    for (const char* key : {"nvls_chunk_bytes", "nvls_tree_max_chunk_bytes"})
+      if (nv.has(key) && !nvls) nv.fail(key, "an NVLS chunk size needs nvls: true");
     if (nvls) {
       const double not_limiting = domain_size * gpus * nvl_Bps / kGB;
       nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
@@ -429,6 +432,14 @@ Topology build_topology(const json& spec, const std::string& source) {
       // traffic's: NCCL 2.30's nvlsEfficiency, 0.85 on Hopper and 0.74 on Blackwell (sm100 and up).
       const double by_arch = nccl_nvls_efficiency(compcap_from_arch(gpu_arch));
       nvls_efficiency = nv.fraction("nvls_efficiency", &by_arch);
+      // NCCL's NVLS chunk per channel and head (NCCL_NVLS_CHUNKSIZE, 128 KiB) and NVLSTree's cap on it
+      // (NCCL_NVLSTREE_MAX_CHUNKSIZE; 0 here for NCCL's default -2: 64 KiB from 4 nodes on, else
+      // none). Both in bytes, at least Simple's 512 B grain (algorithms/nvls.cpp).
+      const int chunk_default = kDefaultNvlsChunkBytes, no_cap = 0;
+      nvls_chunk_bytes = nv.integer("nvls_chunk_bytes", 512, kMaxNvlsChunkBytes, &chunk_default);
+      nvls_tree_max_chunk_bytes = nv.integer("nvls_tree_max_chunk_bytes", 0, kMaxNvlsChunkBytes, &no_cap);
+      if (nvls_tree_max_chunk_bytes > 0 && nvls_tree_max_chunk_bytes < 512)
+        nv.fail("nvls_tree_max_chunk_bytes", "must be 0 (NCCL's default rule) or at least 512 bytes (Simple's grain)");
     }
     has_nvlink = true;
     node_out["nvlink"] = out;
@@ -628,6 +639,8 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.has_nvswitch = has_nvlink && nvswitch;
   topo.nvls_capable = nvls;
   topo.nvls_efficiency = nvls_efficiency;
+  topo.nvls_chunk_bytes = nvls_chunk_bytes;
+  topo.nvls_tree_max_chunk_bytes = nvls_tree_max_chunk_bytes;
   topo.nvlinks_per_gpu = nvl_links;
   topo.pcie_p2p = p2p;
   topo.host_launch_s = launch_s;

@@ -104,6 +104,11 @@ struct NetworkProps {
 // "Getting Started with CUDA Graphs" (A. Gray, 2019).
 constexpr double kDefaultHostLaunchUs = 4.2;
 
+// node.nvlink.nvls_chunk_bytes's default: NCCL_NVLS_CHUNKSIZE, 128 KiB in NCCL 2.30 (src/init.cc,
+// NCCL_PARAM(NvlsChunkSize, "NVLS_CHUNKSIZE", 128*1024)); the bound is ccsim's, a sanity limit.
+constexpr int kDefaultNvlsChunkBytes = 128 * 1024;
+constexpr int kMaxNvlsChunkBytes = 64 * 1024 * 1024;
+
 class Topology {
  public:
   // --- construction (used by the builder) ---
@@ -139,6 +144,11 @@ class Topology {
   bool has_nvswitch = false;
   bool nvls_capable = false;
   double nvls_efficiency = 1.0;  // NVLink data rate of multimem (NVLS) traffic / that of P2P traffic
+  // NCCL's NVLS chunk per channel and head (node.nvlink.nvls_chunk_bytes: NCCL_NVLS_CHUNKSIZE) and
+  // NVLSTree's cap on it (node.nvlink.nvls_tree_max_chunk_bytes: NCCL_NVLSTREE_MAX_CHUNKSIZE; 0 is
+  // NCCL's default rule). NVLSTree's chunking reads them (algorithms/nvls.cpp).
+  int nvls_chunk_bytes = kDefaultNvlsChunkBytes;
+  int nvls_tree_max_chunk_bytes = 0;
   NetworkProps network;
   nlohmann::json spec;         // the fully resolved specification it was built from (recorded in outputs)
   // Added by the topology layer: local GPU index -> NIC index (NCCL-style affinity, identical on
