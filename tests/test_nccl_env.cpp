@@ -101,6 +101,9 @@ TEST(NcclEnv, NvlsChunkSizesAreNvlsTreesChunkKeys) {
   expect_same_rows(four + " --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_NVLSTREE_MAX_CHUNKSIZE=524288",
                    four + " --set node.nvlink.nvls_chunk_bytes=524288 --set node.nvlink.nvls_tree_max_chunk_bytes=524288");
   expect_same_rows(four + " --env NCCL_NVLSTREE_MAX_CHUNKSIZE=-2", four);  // NCCL's default
+  // -2 also takes a preset's value back to NCCL's rule: aws-p5's 512 KiB (its plugin's) gives way.
+  expect_same_rows("--topology aws-p5 " + four + " --env NCCL_NVLSTREE_MAX_CHUNKSIZE=-2",
+                   "--topology aws-p5 " + four + " --set node.nvlink.nvls_tree_max_chunk_bytes=0");
   const auto def = predict(four + " --format json"), big = predict(four + " --env NCCL_NVLS_CHUNKSIZE=524288 --env "
                                                                           "NCCL_NVLSTREE_MAX_CHUNKSIZE=524288 --format json");
   ASSERT_EQ(def.code, 0) << def.err;

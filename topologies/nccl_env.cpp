@@ -26,7 +26,8 @@ const std::vector<std::string>& known_unmodelled() {
       "NCCL_MIN_NRINGS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
       "NCCL_LL128_NTHREADS", "NCCL_SHM_DISABLE", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_NET_GDR_READ",
       "NCCL_NET_GDR_C2C", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_NVB_DISABLE", "NCCL_CROSS_NIC",
-      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE", "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
+      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
+      "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
       "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_AR_THRESHOLD",
       "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_NET_OVERHEAD",
       "NCCL_CTA_POLICY", "NCCL_TUNER_PLUGIN", "NCCL_NET_PLUGIN", "NCCL_COLLNET_NODE_THRESHOLD",
@@ -307,13 +308,12 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
   }
   if (name == "NCCL_NVLS_CHUNKSIZE" || name == "NCCL_NVLSTREE_MAX_CHUNKSIZE") {
     const bool tree_cap = name == "NCCL_NVLSTREE_MAX_CHUNKSIZE";
-    const long long v = integer_value(value, where);
-    // NCCL_NVLSTREE_MAX_CHUNKSIZE's default, -2, is NCCL's rule (0 in the description).
-    if (tree_cap && v == -2) {
-      note.effect = "NCCL's default rule (64 KiB from 4 nodes on, else the NVLS chunk)";
-      return note;
-    }
-    if (v < 512 || v > kMaxNvlsChunkBytes)
+    long long v = integer_value(value, where);
+    // NCCL_NVLSTREE_MAX_CHUNKSIZE's default, -2, is NCCL's own rule: 0 in the description (a preset's
+    // value, such as aws-p5's from its plugin, gives way to it, as the plugin's does to the user's).
+    const bool default_rule = tree_cap && v == -2;
+    if (default_rule) v = 0;
+    if (!default_rule && (v < 512 || v > kMaxNvlsChunkBytes))
       throw InputError(where, std::string("expected a chunk size in bytes from 512 (Simple's grain) to ") +
                                   std::to_string(kMaxNvlsChunkBytes) + (tree_cap ? ", or -2 for NCCL's default" : "") +
                                   " (got " + std::to_string(v) + ")");
@@ -324,7 +324,9 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     }
     set_key(spec, {"node", "nvlink"}, tree_cap ? "nvls_tree_max_chunk_bytes" : "nvls_chunk_bytes", static_cast<int>(v),
             effects);
-    note.effect = joined(effects) + (tree_cap ? " (NVLSTree's chunk cap)" : " (the NVLS chunk per channel and head; NVLSTree's chunking follows it)");
+    note.effect = joined(effects) + (default_rule ? " (NCCL's rule: 64 KiB from 4 nodes on, else the NVLS chunk)"
+                                     : tree_cap   ? " (NVLSTree's chunk cap)"
+                                                  : " (the NVLS chunk per channel and head; NVLSTree's chunking follows it)");
     return note;
   }
   note.modelled = false;
