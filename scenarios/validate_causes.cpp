@@ -302,11 +302,11 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                format_bytes(static_cast<double>(worst->size_bytes)) + ") while the plateau is " +
                strprintf("%.2f", bw.ratio()) + " of the prediction";
   }
-  // What the evidence says of the latency side when only the approach to the plateau is slow.
-  const std::string latency_state = lat_slow                       ? latency_text(run)
-                                    : run.latency.sizes == 0       ? std::string("no sizes below the knee")
-                                                                   : std::string("latency side within tolerance");
-  if ((lat_slow || approach_slow) && log.gpus_per_process > 1) {
+  // Host costs show on the latency side, or on the approach to a plateau whose latency side is met. A
+  // log without sizes below the knee gives no such evidence: an approach miss there is not the host's.
+  const bool host_evidence = lat_slow || (approach_slow && run.latency.sizes > 0);
+  const std::string latency_state = lat_slow ? latency_text(run) : std::string("latency side within tolerance");
+  if (host_evidence && log.gpus_per_process > 1) {
     // The launch mode the prediction ran in (validate derives it from the log's header).
     const int per_thread = std::max(1, run.prediction.facts.gpus_per_thread);
     // An iteration takes at least its thread's serial launches, so the log's fastest one bounds this
@@ -331,7 +331,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
             "communicator, as measured on a DGX-A100; a slower host or NCCL version pays more)",
         "rerun with one process per GPU (mpirun -np <ranks> ... -g 1) to measure the latency a training job sees" +
             bound);
-  } else if (lat_slow || approach_slow) {
+  } else if (host_evidence) {
     add("host-overhead", "Latency above the model: launch and proxy overheads on the host",
         latency_state + approach,
         "CPU frequency scaling (cpupower frequency-info), process and memory binding to the GPU's NUMA node "
