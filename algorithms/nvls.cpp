@@ -87,7 +87,7 @@ Schedule nvls_schedule(const Topology& topo, const std::string& collective, doub
   const int sw = n, red = n + 1;
   const double slice = size_bytes / n;  // head j's part of the buffer
   // Chunks are a count here (Transfer::chunks): the flows are cut-through, whatever their size.
-  const double chunk = options.chunk_bytes > 0 ? options.chunk_bytes : kNvlsChunkBytes;
+  const double chunk = options.chunk_bytes > 0 ? options.chunk_bytes : topo.nvls_chunk_bytes;
   const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / chunk)));
   Builder b{topo, s, options.channels, {}};
   for (int j = 0; j < n; ++j) {

@@ -27,7 +27,6 @@
 namespace ccsim {
 
 // NCCL 2.30 NVLS facts used here.
-constexpr double kNvlsChunkBytes = kDefaultNvlsChunkBytes;  // NCCL_NVLS_CHUNKSIZE: per head and channel
 // NVLS kernels run chunkSteps = sliceSteps = 1: NCCL_STEPS = 8 chunks in flight per connection.
 constexpr int kNvlsPipelineDepth = nccl230::kSteps;
 
@@ -107,7 +106,7 @@ std::vector<int> nvls_tree_heads(const Topology& topo);
 // below ops x 64 KiB (and the larger-chunk steps for a larger chunk); `size_bytes` is NCCL's nBytes
 // (the all_reduce buffer).
 double nccl_nvls_tree_chunk_bytes(double size_bytes, int channels, int heads, int nodes,
-                                  double nvls_chunk_bytes = kNvlsChunkBytes, double tree_max_chunk_bytes = 0);
+                                  double nvls_chunk_bytes = kDefaultNvlsChunkBytes, double tree_max_chunk_bytes = 0);
 // Chunks per family of an NVLSTree for a size (the rule above).
 int nvls_tree_chunks(const Topology& topo, double size_bytes, const NvlsOptions& options);
 // The size at which every family channel runs max_chunks chunks of the nominal chunk (that of large
