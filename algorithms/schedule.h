@@ -82,10 +82,14 @@ struct Schedule {
   void cap_every_connection(double Bps) { inter_node_channel_cap_Bps = intra_node_channel_cap_Bps = Bps; }
   // The cap per NCCL channel on a transfer's connection, the smallest of those above that apply
   // (0: none). `between_gpus`: both ends are ranks (not a switch); `inter_node`: on different nodes;
-  // `source`: the transfer has no dependencies.
-  double connection_channel_cap_Bps(bool between_gpus, bool inter_node, bool source) const {
+  // `source`: the transfer has no dependencies; `transport_cap_Bps` > 0: the connection's transport
+  // caps each channel too (NCCL's SHM transport, Topology::shm_channel_Bps; the caller scales it
+  // as the schedule's own caps are scaled).
+  double connection_channel_cap_Bps(bool between_gpus, bool inter_node, bool source, double transport_cap_Bps = 0) const {
     double cap = !between_gpus ? 0.0 : inter_node ? inter_node_channel_cap_Bps : intra_node_channel_cap_Bps;
-    if (source && source_channel_cap_Bps > 0) cap = cap > 0 ? std::min(cap, source_channel_cap_Bps) : source_channel_cap_Bps;
+    auto tighten = [&cap](double c) { if (c > 0) cap = cap > 0 ? std::min(cap, c) : c; };
+    if (source) tighten(source_channel_cap_Bps);
+    if (between_gpus) tighten(transport_cap_Bps);
     return cap;
   }
   // GPU-initiated messaging (DeepEP's low-latency kernels) is bounded by the messages per second a GPU

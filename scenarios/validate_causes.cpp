@@ -144,21 +144,39 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                       : !topo.nccl_p2p ? std::string("through NCCL's SHM transport (node.nvlink.nccl_p2p=false)")
                       : topo.pcie_p2p == "none" ? std::string("through NCCL's SHM transport (node.pcie.p2p=none)")
                                                 : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
-    if (topo.pcie_p2p == "none" || !topo.nccl_p2p)
+    const bool shm = topo.pcie_p2p == "none" || !topo.nccl_p2p;
+    std::string per_channel;  // the SHM rate per channel the log's plateau implies, for another run
+    if (shm && topo.shm_channel_Bps > 0) {
       ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "
-            "host memory twice), but at the links' DMA rates: the rate the GPUs' own loads and stores reach "
-            "over PCIe to host memory is lower and not known to ccsim";
-    else
+            "host memory twice) at " + gbps(topo.shm_channel_Bps / 1e9) + " per channel (node.pcie.shm_channel_GBps)";
+    } else if (shm) {
+      ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "
+            "host memory twice), but at the links' DMA rates: the rate one channel's thread block reaches with its "
+            "loads from (and stores to) pinned host memory over PCIe is lower and not given "
+            "(node.pcie.shm_channel_GBps)";
+      // A ring connection carries busbw (each rank sends busbw x time bytes to its successor), over the
+      // prediction's channels.
+      const int channels = run.prediction.facts.channels;
+      if (channels > 0 && bw.measured_GBps > 0)
+        per_channel = strprintf("%.3g", bw.measured_GBps / channels);
+    } else {
       ev += "; a copy staged through host memory crosses the CPU's root complex and host memory instead of one "
             "switch hop";
+    }
     if (debug.present)
       ev += "; " + std::to_string(debug.shm_connections) + " connection(s) via SHM and " +
             std::to_string(debug.p2p_ipc_connections) + " via P2P in " + debug.file;
-    add("p2p-host-staged", "P2P disabled or redirected through the host (SHM transport, ACS / IOMMU)", ev,
+    std::string next =
         "nvidia-smi topo -p2p r (NS: peer access not supported, as on GeForce cards); NCCL_DEBUG=INFO: 'via SHM' "
         "instead of 'via P2P/IPC' in the Channel lines confirms it; check NCCL_P2P_DISABLE / NCCL_P2P_LEVEL; on "
         "servers, ACS on the PCIe switches (lspci -vvv | grep ACSCtl: SrcValid+ sends peer traffic up to the root "
-        "complex) and the IOMMU (iommu=pt); cuda-samples p2pBandwidthLatencyTest measures the P2P rate");
+        "complex) and the IOMMU (iommu=pt); cuda-samples p2pBandwidthLatencyTest measures the P2P rate";
+    if (!per_channel.empty())
+      next += "; to predict other runs through SHM on this host: the plateau, " + gbps(bw.measured_GBps) + " busbw over " +
+              std::to_string(run.prediction.facts.channels) + " channels, is " + per_channel +
+              " GB/s per channel: --set node.pcie.shm_channel_GBps=" + per_channel +
+              " (ccsim-probe-cuda --tests host_kernel measures it without NCCL, docs/probes.md)";
+    add("p2p-host-staged", "P2P disabled or redirected through the host (SHM transport, ACS / IOMMU)", ev, next);
     bw_explained = true;
   }
   if (bw_slow && bw.present && nodes > 1) {

@@ -118,9 +118,15 @@ Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
 // side (NCCL_SHM_LOCALITY default 2, src/transport/shm.cc), so the sender's writes cross the
 // inter-socket link when the two GPUs hang off different sockets and the receiver reads locally.
 // Host memory carries the data twice (one write, one read) on one shared budget.
+// The node's P2P mode between two of its GPUs as NCCL's transports see it: NVLink P2P ("switch"),
+// PCIe P2P ("switch" or "host"), or no P2P at all ("none": the SHM transport).
+std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
+  if (topo.nccl_p2p && has_nvlink(topo, a) && has_nvlink(topo, b)) return "switch";
+  return topo.nccl_p2p ? topo.pcie_p2p : std::string("none");
+}
+
 Route intra_node(const Topology& topo, VertexId a, VertexId b) {
-  if (topo.nccl_p2p && has_nvlink(topo, a) && has_nvlink(topo, b)) return route_between(topo, a, b);
-  const std::string mode = topo.nccl_p2p ? topo.pcie_p2p : std::string("none");
+  const std::string mode = intra_node_mode(topo, a, b);
   if (mode == "switch") return route_between(topo, a, b);
   VertexId cpu_a, cpu_b;
   Route r = route_to_own_cpu(topo, a, &cpu_a);
@@ -132,6 +138,12 @@ Route intra_node(const Topology& topo, VertexId a, VertexId b) {
 }
 
 }  // namespace
+
+bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank) {
+  const int gpn = topo.gpus_per_node();
+  if (src_rank == dst_rank || src_rank / gpn != dst_rank / gpn) return false;
+  return intra_node_mode(topo, topo.gpu(src_rank), topo.gpu(dst_rank)) == "none";
+}
 
 Route reverse_route(const Route& route) {
   Route r;

@@ -31,6 +31,11 @@ Route route_between_gpus(const Topology& topo, int src_rank, int dst_rank, int r
 // of routes (the proof of an alltoall's symmetry, sim/p2p_orbits.h), which the memo would hold.
 Route route_between_gpus_unmemoized(const Topology& topo, int src_rank, int dst_rank, int rail = -1);
 
+// Whether NCCL connects two GPUs (global ranks) of one node through its SHM transport: no NVLink
+// P2P between them and node.pcie.p2p none (or node.nvlink.nccl_p2p false, NCCL_P2P_DISABLE), the
+// route staged through pinned host memory. False across nodes and for a rank with itself.
+bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank);
+
 // Generic preferred shortest path from a to b (Dijkstra): NVLink first, then fewer PCIe bridges,
 // then lower latency. Never passes through another GPU, NIC or host memory; leaves the node only
 // when a and b are in different nodes. Empty route when a == b. Throws std::runtime_error when

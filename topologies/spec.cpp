@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
-      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p"}},
+      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "shm_channel_GBps"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
@@ -496,6 +496,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   int pcie_gen = 0, pcie_lanes = 0, uplink_lanes = 0, sps = 0, levels = 1;
   double pcie_lat = 0, pcie_eff = 1.0;
   std::string p2p = "switch";
+  double shm_channel_Bps = 0;
   auto check_lanes = [](Obj& o, const std::string& key, int v) {
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
       o.fail(key, "must be 1, 2, 4, 8 or 16 lanes (got " + std::to_string(v) + ")");
@@ -533,6 +534,10 @@ Topology build_topology(const json& spec, const std::string& source) {
       pcie.fail("switch_levels", "2 levels of PCIe switches need switches_per_socket >= 1");
     const std::string sw = "switch";
     p2p = pcie.choice("p2p", {"switch", "host", "none"}, &sw);
+    // The rate of one channel of NCCL's SHM transport: no public figure (it is the host's PCIe read
+    // latency times what a thread block keeps in flight), so absent means "not limiting" and a
+    // measured value (ccsim-probe-cuda --tests host_kernel, docs/probes.md) is given here.
+    if (pcie.has("shm_channel_GBps")) shm_channel_Bps = pcie.positive("shm_channel_GBps", kMinGBps, kMaxLinkGBps) * kGB;
     has_pcie = true;
     node_out["pcie"] = out;
   } else {
@@ -645,6 +650,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.pcie_p2p = p2p;
   topo.host_launch_s = launch_s;
   topo.nccl_p2p = nccl_p2p;
+  topo.shm_channel_Bps = shm_channel_Bps;
   topo.network.transport = transport;
   topo.network.plugin_latency_us = plugin_latency_us;
   topo.network.gpudirect_rdma = gdr;

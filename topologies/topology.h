@@ -163,6 +163,11 @@ class Topology {
   // NCCL's P2P transport over NVLink (node.nvlink.nccl_p2p; false: NCCL_P2P_DISABLE=1). Without it
   // NCCL moves intra-node data through its SHM transport (host memory) even where NVLink exists.
   bool nccl_p2p = true;
+  // > 0: the bytes per second one NCCL channel moves through the SHM transport (node.pcie.shm_channel_GBps):
+  // the receiving GPU's thread block loads the FIFO in pinned host memory over PCIe, a stream of
+  // non-posted reads that few blocks keep short of the link (ccsim-probe-cuda's host_kernel test measures
+  // it). 0: not limiting, the links' rates apply.
+  double shm_channel_Bps = 0;
   // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
   // several GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
   double host_launch_s = kDefaultHostLaunchUs * 1e-6;
