@@ -44,6 +44,22 @@ TEST(ProbeSchema, ExampleCudaDocumentIsValid) {
   }
 }
 
+// host_kernel samples (NCCL's SHM channel rate, node.pcie.shm_channel_GBps) carry the rate per thread
+// block: the sample's bandwidth over its block count.
+TEST(ProbeSchema, HostKernelSamplesGiveTheRatePerBlock) {
+  json doc = load_example();
+  int seen = 0;
+  for (const auto& s : doc["samples"]) {
+    if (s["test"] != "host_kernel") continue;
+    ++seen;
+    EXPECT_NEAR(s["bw_per_block_GBps"].get<double>(), s["bw_GBps"].get<double>() / s["blocks"].get<double>(),
+                1e-5 * s["bw_GBps"].get<double>()) << s.dump();
+  }
+  EXPECT_GE(seen, 2);
+  doc["samples"].back().erase("blocks");
+  EXPECT_TRUE(mentions(ccsim::probe::check_probe_document(doc), "missing \"blocks\""));
+}
+
 TEST(ProbeSchema, ReportsMissingAndMistypedKeys) {
   json doc = load_example();
   doc.erase("errors");

@@ -7,6 +7,9 @@
 //   p2p   every ordered GPU pair (or neighbours): cudaMemcpyPeerAsync (copy engine) and copy kernels
 //         reading the peer's memory (kernel_pull, runs on dst) or writing it (kernel_push, runs on src)
 //   launch  empty kernel: back-to-back launch rate and launch + synchronize round trip
+//   host_kernel  copy kernels of 1, 2, 4, ... thread blocks loading from (read) or storing to (write)
+//         pinned host memory: what one channel of NCCL's SHM transport reaches, its thread block loading
+//         the FIFO in host memory over PCIe (node.pcie.shm_channel_GBps; not in the default set)
 //
 // Each sample: warm-up, then timed repetitions with CUDA events (one event pair per repetition); the
 // repetition count is capped so that one size takes about --max-ms-per-size. Reported: min, median, mean
@@ -41,6 +44,24 @@ __global__ void copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst
   for (std::size_t i = n16 * 16 + tid; i < nbytes; i += stride) d[i] = s[i];
 }
 
+// Grid-stride copy between pinned host memory (mapped into the device's address space) and device
+// memory, kUnroll 16-byte loads in flight per thread before their stores, as NCCL's copy loops keep
+// several loads outstanding. The byte count is a multiple of 16 (the sweep's sizes are).
+constexpr int kHostCopyUnroll = 4;
+__global__ void host_copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, std::size_t n16) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t base = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; base < n16;
+       base += stride * kHostCopyUnroll) {
+    int4 v[kHostCopyUnroll];
+#pragma unroll
+    for (int u = 0; u < kHostCopyUnroll; ++u)
+      if (base + u * stride < n16) v[u] = src[base + u * stride];
+#pragma unroll
+    for (int u = 0; u < kHostCopyUnroll; ++u)
+      if (base + u * stride < n16) dst[base + u * stride] = v[u];
+  }
+}
+
 struct Options {
   std::uint64_t min_bytes = 8, max_bytes = 1ull << 30;
   double factor = 2;
@@ -54,6 +75,7 @@ struct Options {
   std::vector<int> devices;  // empty = all
   int launch_batch = 1000, launch_roundtrips = 1000;
   int kernel_threads = 512, kernel_blocks_per_sm = 4;
+  std::uint64_t host_kernel_bytes = 64ull << 20;  // per host_kernel sample
   std::string output;
   bool quiet = false;
 };
@@ -72,7 +94,8 @@ void usage() {
       "      --iters N            timed repetitions per size (default 20)\n"
       "      --warmup N           warm-up repetitions per size (default 5)\n"
       "      --max-ms-per-size MS cap on the timed repetitions of one size (default 200; at least 3 run)\n"
-      "      --tests LIST         any of d2d,h2d,d2h,p2p,launch (default: all)\n"
+      "      --tests LIST         any of d2d,h2d,d2h,p2p,launch,host_kernel (default: d2d,h2d,d2h,p2p,launch)\n"
+      "      --host-kernel-bytes SIZE  bytes per host_kernel sample (default 64M)\n"
       "      --pairs MODE         all | neighbors | none | list \"0:1,1:0\" (default: all up to 8 GPUs,\n"
       "                           neighbors (i<->i+1) above)\n"
       "      --devices LIST       GPU indices to use, e.g. 0,1,2,3 (default: all)\n"
@@ -104,13 +127,16 @@ Options parse(int argc, char** argv) {
     else if (k == "--devices") { for (auto& s : split(a.value(i))) o.devices.push_back(std::stoi(s)); }
     else if (k == "--launch-batch") o.launch_batch = std::stoi(a.value(i));
     else if (k == "--launch-roundtrips") o.launch_roundtrips = std::stoi(a.value(i));
+    else if (k == "--host-kernel-bytes") o.host_kernel_bytes = parse_size(a.value(i));
     else if (k == "-q" || k == "--quiet") o.quiet = true;
     else throw ProbeError("unknown option " + k + " (see --help)");
   }
   if (o.iters < 1 || o.warmup < 0) throw ProbeError("--iters must be >= 1 and --warmup >= 0");
+  if (o.host_kernel_bytes < 16 || o.host_kernel_bytes % 16 != 0)
+    throw ProbeError("--host-kernel-bytes must be a positive multiple of 16");
   o.min_iters = std::min(3, o.iters);
   for (const auto& t : o.tests)
-    if (t != "d2d" && t != "h2d" && t != "d2h" && t != "p2p" && t != "launch")
+    if (t != "d2d" && t != "h2d" && t != "d2h" && t != "p2p" && t != "launch" && t != "host_kernel")
       throw ProbeError("unknown test '" + t + "' in --tests");
   return o;
 }
@@ -287,9 +313,11 @@ int run(int argc, char** argv, json& doc, const Options& o) {
                        {"launch_roundtrips", o.launch_roundtrips},
                        {"kernel_threads", o.kernel_threads},
                        {"kernel_blocks_per_sm", o.kernel_blocks_per_sm},
+                       {"host_kernel_bytes", o.host_kernel_bytes},
                        {"bandwidth_unit", "GB/s = 1e9 bytes/s of payload (bytes counted once)"}};
   Runner r(doc, o);
   std::uint64_t need = std::max(sizes.back(), pairs.empty() ? 0 : pair_sizes.back());
+  if (wants(o, "host_kernel")) need = std::max(need, o.host_kernel_bytes);
 
   // Buffers: two per GPU (a = source, b = destination). If memory is short, halve and say so.
   std::vector<Gpu> gpus(ndev);
@@ -424,6 +452,52 @@ int run(int argc, char** argv, json& doc, const Options& o) {
                    bytes, [&] { launch_copy(gs, gs.a, gd.b, bytes, o); }, gs.stream);
         }
       }
+    }
+  }
+
+  // ---- kernels loading from / storing to pinned host memory, per thread-block count (NCCL's SHM
+  // transport: each channel is one thread block loading its FIFO in host memory)
+  if (wants(o, "host_kernel")) {
+    char* host = nullptr;
+    if (cudaHostAlloc(&host, o.host_kernel_bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      add_error(doc, "host_kernel", "cudaHostAlloc of " + std::to_string(o.host_kernel_bytes) + " bytes failed; skipped");
+    } else {
+      std::memset(host, 1, o.host_kernel_bytes);
+      const std::size_t n16 = o.host_kernel_bytes / 16;
+      for (int d : devs) {
+        Gpu& g = gpus[d];
+        if (o.host_kernel_bytes > g.capacity) {
+          add_error(doc, "host_kernel", "GPU " + std::to_string(d) + ": no device buffer of --host-kernel-bytes; skipped");
+          continue;
+        }
+        CCSIM_CUDA_CHECK(cudaSetDevice(d));
+        void* mapped = nullptr;
+        CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host, 0));
+        r.progress("host_kernel GPU " + std::to_string(d));
+        for (int blocks = 1;; blocks = std::min(2 * blocks, g.sms)) {
+          for (const char* dir : {"read", "write"}) {
+            const bool read = std::strcmp(dir, "read") == 0;
+            const int4* src = static_cast<const int4*>(read ? mapped : static_cast<void*>(g.a));
+            int4* dst = static_cast<int4*>(read ? static_cast<void*>(g.b) : mapped);
+            const std::size_t before = doc["samples"].size();
+            r.sample({{"test", "host_kernel"}, {"direction", dir}, {"host_memory", "pinned"}, {"gpu", d},
+                      {"blocks", blocks}, {"threads", o.kernel_threads}},
+                     o.host_kernel_bytes,
+                     [&] {
+                       host_copy_kernel<<<blocks, o.kernel_threads, 0, g.stream>>>(src, dst, n16);
+                       CCSIM_CUDA_CHECK(cudaGetLastError());
+                     },
+                     g.stream);
+            if (doc["samples"].size() > before) {
+              json& last = doc["samples"].back();
+              last["bw_per_block_GBps"] = r6(last.value("bw_GBps", 0.0) / blocks);
+            }
+          }
+          if (blocks == g.sms) break;
+        }
+      }
+      cudaFreeHost(host);
     }
   }
 

@@ -82,6 +82,12 @@ inline std::vector<std::string> check_probe_document(const nlohmann::json& doc) 
           need(s, w, "gpu", T::number_integer);
         }
         if (test == "h2d" || test == "d2h") need(s, w, "host_memory", T::string);
+      } else if (test == "host_kernel") {
+        need(s, w, "gpu", T::number_integer);
+        need(s, w, "direction", T::string);
+        need(s, w, "blocks", T::number_integer);
+        need(s, w, "bw_GBps", T::number_float);
+        need(s, w, "bw_per_block_GBps", T::number_float);
       } else if (test == "launch_back_to_back" || test == "launch_sync_roundtrip") {
         need(s, w, "gpu", T::number_integer);
       } else {
