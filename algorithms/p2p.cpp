@@ -562,14 +562,30 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   // Per wave: largest delay, and bytes per link direction (a shared-duplex link counts both ways).
   std::map<int, double> wave_delay;
   std::map<int, LinkLoad> wave_load;
+  // Per wave, the SHM connections' time at their per-channel rate (Topology::shm_channel_Bps), the
+  // cap the engine puts on them: bytes of the (src, dst) connection over rate x its channels.
+  std::map<std::tuple<int, int, int>, std::pair<double, int>> shm_connection;
   for (const Transfer& t : s.transfers) {
     const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
     wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route));
     LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
     for (const Hop& h : route) load.add(h, t.bytes);
+    if (topo.shm_channel_Bps > 0 && t.src < s.nranks && t.dst < s.nranks && nccl_shm_pair(topo, t.src, t.dst)) {
+      auto& c = shm_connection[{t.step, t.src, t.dst}];
+      c.first += t.bytes;
+      c.second = std::max(c.second, t.channels);
+    }
+  }
+  std::map<int, double> wave_shm_s;
+  for (const auto& [key, c] : shm_connection) {
+    double& w = wave_shm_s[std::get<0>(key)];
+    w = std::max(w, c.first / (topo.shm_channel_Bps * std::max(1, c.second)));
   }
   double total = 0;
-  for (const auto& [wave, delay] : wave_delay) total += delay + wave_load.at(wave).busiest().time_s;
+  for (const auto& [wave, delay] : wave_delay) {
+    const auto shm = wave_shm_s.find(wave);
+    total += delay + std::max(wave_load.at(wave).busiest().time_s, shm == wave_shm_s.end() ? 0.0 : shm->second);
+  }
   return total;
 }
 
@@ -920,7 +936,9 @@ std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const
 }
 
 double alltoall_closed_form_time_s(const Topology& topo, const P2pConfig& cfg, double size_bytes) {
-  if (const std::optional<double> t = alltoall_closed_form_by_counts(topo, cfg, size_bytes)) return *t;
+  // The counts do not see per-connection caps: with an SHM channel rate, the schedule's closed form.
+  if (topo.shm_channel_Bps == 0)
+    if (const std::optional<double> t = alltoall_closed_form_by_counts(topo, cfg, size_bytes)) return *t;
   if (topo.num_gpus() > kMaxAlltoallClosedFormScheduleGpus)
     throw InputError("--nodes", std::to_string(topo.num_gpus()) +
                                     " GPUs: alltoall's closed form needs every node a copy of node 0 and equal NIC"

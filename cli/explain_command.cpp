@@ -1,9 +1,11 @@
 // `ccsim explain --collective C -b SIZE [-e SIZE -f F] [--topology ...] [--algo ...] [--proto ...]`:
 // what NCCL logs under NCCL_DEBUG_SUBSYS=TUNING, for each size: every algorithm and protocol's
-// latency, bandwidth and predicted time, and the choice.
+// latency, bandwidth and predicted time, and the choice. sendrecv and alltoall have no tuner: their
+// report is NCCL's P2P decisions (algorithms/explain_p2p.h).
 #include <iostream>
 
 #include "algorithms/explain.h"
+#include "algorithms/explain_p2p.h"
 #include "algorithms/nccl_channels.h"
 #include "cli/algo_options.h"
 #include "cli/commands.h"
@@ -35,7 +37,14 @@ int run_explain(const std::vector<std::string>& argv) {
   std::string source;
   std::vector<NcclEnvNote> env_notes;
   const Topology topo = build_topology(topology_spec_from_args(args, "dgx-h100", &source, &env_notes), source);
-  const Func func = func_from_collective(args.get("collective", "all_reduce"));
+  const std::string collective = args.get("collective", "all_reduce");
+  const bool p2p = collective == "sendrecv" || collective == "alltoall";
+  if (p2p)
+    for (const char* flag : {"algo", "proto"})
+      if (args.has(flag))
+        throw InputError(args.spelled(flag), collective + " is NCCL's grouped send/recv: it has no algorithm, and "
+                                             "its protocol is LL or Simple per message by size (docs/collectives.md)");
+  const Func func = p2p ? Func::AllReduce : func_from_collective(collective);
   SizeSweep sweep;
   sweep.min_bytes = parse_size_arg(args, "minbytes", 32ull << 20);  // -b 32M
   sweep.max_bytes = parse_size_arg(args, "maxbytes", sweep.min_bytes);
@@ -45,7 +54,8 @@ int run_explain(const std::vector<std::string>& argv) {
   NcclTopoSummary summary = summarize_for_nccl(topo);
   summary.nccl_version = nccl_version_from_args(args);
   for (const auto& n : env_notes) std::cout << "NCCL environment: " << n.text() << "\n";
-  for (std::uint64_t size : sweep_sizes(sweep)) std::cout << explain_report(summary, func, size, filter);
+  for (std::uint64_t size : sweep_sizes(sweep))
+    std::cout << (p2p ? explain_p2p_report(topo, summary, collective, size) : explain_report(summary, func, size, filter));
   std::cout << std::flush;
   return 0;
 }

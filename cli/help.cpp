@@ -35,6 +35,7 @@ Usage:
         alltoall_perf | sendrecv_perf [same flags as predict]
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
                 [--nccl-version X.Y[.Z]]
+                (sendrecv, alltoall: NCCL's P2P decisions per peer and message; no --algo/--proto)
   ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--env NCCL_X=V]... [--calibration F]
