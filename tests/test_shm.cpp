@@ -15,6 +15,7 @@
 #include "scenarios/predict.h"
 #include "topologies/routing.h"
 #include "topologies/spec.h"
+#include "topologies/topo_report.h"
 
 namespace ccsim {
 namespace {
@@ -194,6 +195,7 @@ TEST(Shm, TheChannelRateCapsEachShmConnection) {
   capped.push_back("node.pcie.shm_channel_GBps=1.5");
   const Topology t = make("pcie-gen4-8gpu", capped);
   EXPECT_DOUBLE_EQ(t.shm_channel_Bps, 1.5e9);
+  EXPECT_NE(format_topology_report(t).find("P2P none (NCCL's SHM transport, 1.50 GB/s per channel)"), std::string::npos);
   EXPECT_TRUE(nccl_shm_pair(t, 0, 1));
   EXPECT_FALSE(nccl_shm_pair(t, 1, 1));
   EXPECT_NEAR(busbw_GBps(t, 1ull << 30), 3.0, 0.03);

@@ -84,7 +84,12 @@ std::string format_topology_report(const Topology& topo, int node) {
   const auto pcie = get("/node/pcie");
   if (pcie.is_object())
     os << "PCIe:        Gen" << pcie.value("generation", 0) << " x" << pcie.value("lanes", 0) << ", "
-       << pcie.value("switches_per_socket", 0) << " switch(es) per socket, P2P " << topo.pcie_p2p << "\n";
+       << pcie.value("switches_per_socket", 0) << " switch(es) per socket, P2P " << topo.pcie_p2p
+       << (topo.pcie_p2p == "none" || !topo.nccl_p2p
+               ? (topo.shm_channel_Bps > 0 ? " (NCCL's SHM transport, " + fixed(topo.shm_channel_Bps / kGB, 2) + " GB/s per channel)"
+                                           : std::string(" (NCCL's SHM transport at the links' rates: no node.pcie.shm_channel_GBps)"))
+               : std::string())
+       << "\n";
   const auto cpu = get("/node/cpu");
   if (cpu.is_object())
     os << "CPU:         " << cpu.value("sockets", 1) << " socket(s), " << cpu.value("vendor", std::string("unknown"))
