@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +9,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/p2p.h"
+#include "common/text.h"
 #include "common/units.h"
 #include "topologies/routing.h"
 #include "topologies/transports.h"
@@ -17,12 +17,6 @@
 namespace ccsim {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
 
 bool crosses_nvlink(const Topology& topo, const Route& r) {
   return std::any_of(r.begin(), r.end(), [&](const Hop& h) { return topo.link(h.edge).kind == LinkKind::NvLink; });
@@ -74,7 +68,7 @@ std::string explain_p2p_report(const Topology& topo, const NcclTopoSummary& s, c
     << (cfg.multi_node ? "NCCL_P2P_NET_CHUNKSIZE" : cfg.chunk_bytes == kP2pNvlChunkBytes ? "NCCL_P2P_NVL_CHUNKSIZE"
                                                                                            : "NCCL_P2P_PCI_CHUNKSIZE")
     << "); PXN " << (cfg.pxn ? "on" : "off");
-  if (cfg.multi_node) o << "; proxy " << fmt("%g", cfg.proxy_cost_s * 1e6) << " us per network message (getNetOverhead)";
+  if (cfg.multi_node) o << "; proxy " << strprintf("%g", cfg.proxy_cost_s * 1e6) << " us per network message (getNetOverhead)";
   o << "\n";
 
   // Rank 0's peers by transport (sendrecv: it sends to rank 1 and receives from rank n-1, the same kind
@@ -125,8 +119,8 @@ std::string explain_p2p_report(const Topology& topo, const NcclTopoSummary& s, c
   const double algbw = t > 0 ? static_cast<double>(bytes) / t / 1e9 : 0.0;
   o << "Prediction (ccsim's closed form of this schedule: per wave the largest fixed cost, launch + hop latency"
        " of Ring/<protocol> + proxy, plus the busiest link's bytes; `ccsim predict` replays it in the engine):\n  "
-    << fmt("%.2f", t * 1e6) << " us, algbw " << fmt("%.2f", algbw) << " GB/s, busbw "
-    << fmt("%.2f", algbw * collective_busbw_factor(collective_info(collective), n)) << " GB/s\n\n";
+    << strprintf("%.2f", t * 1e6) << " us, algbw " << strprintf("%.2f", algbw) << " GB/s, busbw "
+    << strprintf("%.2f", algbw * collective_busbw_factor(collective_info(collective), n)) << " GB/s\n\n";
   return o.str();
 }
 
