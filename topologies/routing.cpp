@@ -112,12 +112,6 @@ Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
   return r;
 }
 
-// Without P2P (node.pcie.p2p none, or node.nvlink.nccl_p2p false = NCCL_P2P_DISABLE) NCCL uses its
-// SHM transport: the sender's kernel stores into a FIFO in pinned host memory and the receiver's
-// kernel loads from it (NCCL_SHM_USE_CUDA_MEMCPY=0, the default). The FIFO lives on the receiver's
-// side (NCCL_SHM_LOCALITY default 2, src/transport/shm.cc), so the sender's writes cross the
-// inter-socket link when the two GPUs hang off different sockets and the receiver reads locally.
-// Host memory carries the data twice (one write, one read) on one shared budget.
 // The node's P2P mode between two of its GPUs as NCCL's transports see it: NVLink P2P ("switch"),
 // PCIe P2P ("switch" or "host"), or no P2P at all ("none": the SHM transport).
 std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
@@ -125,6 +119,12 @@ std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
   return topo.nccl_p2p ? topo.pcie_p2p : std::string("none");
 }
 
+// Without P2P (node.pcie.p2p none, or node.nvlink.nccl_p2p false = NCCL_P2P_DISABLE) NCCL uses its
+// SHM transport: the sender's kernel stores into a FIFO in pinned host memory and the receiver's
+// kernel loads from it (NCCL_SHM_USE_CUDA_MEMCPY=0, the default). The FIFO lives on the receiver's
+// side (NCCL_SHM_LOCALITY default 2, src/transport/shm.cc), so the sender's writes cross the
+// inter-socket link when the two GPUs hang off different sockets and the receiver reads locally.
+// Host memory carries the data twice (one write, one read) on one shared budget.
 Route intra_node(const Topology& topo, VertexId a, VertexId b) {
   const std::string mode = intra_node_mode(topo, a, b);
   if (mode == "switch") return route_between(topo, a, b);
