@@ -45,7 +45,7 @@ __global__ void copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst
 }
 
 // Grid-stride copy between pinned host memory (mapped into the device's address space) and device
-// memory, kUnroll 16-byte loads in flight per thread before their stores, as NCCL's copy loops keep
+// memory, kHostCopyUnroll 16-byte loads in flight per thread before their stores, as NCCL's copy loops keep
 // several loads outstanding. The byte count is a multiple of 16 (the sweep's sizes are).
 constexpr int kHostCopyUnroll = 4;
 __global__ void host_copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, std::size_t n16) {
