@@ -65,9 +65,7 @@ std::string explain_p2p_report(const Topology& topo, const NcclTopoSummary& s, c
   o << "Topology: " << s.name << ", " << s.nnodes << " node(s) x " << s.ppn << " GPU(s) = " << n << " ranks\n";
   o << "Channels: p2pnChannels " << cfg.p2p_channels << " (pow2Up of the " << s.coll_channels
     << " coll channels), " << cfg.channels_per_peer << " per peer; chunk " << format_bytes(cfg.chunk_bytes) << " ("
-    << (cfg.multi_node ? "NCCL_P2P_NET_CHUNKSIZE" : cfg.chunk_bytes == kP2pNvlChunkBytes ? "NCCL_P2P_NVL_CHUNKSIZE"
-                                                                                           : "NCCL_P2P_PCI_CHUNKSIZE")
-    << "); PXN " << (cfg.pxn ? "on" : "off");
+    << cfg.chunk_param << "); PXN " << (cfg.pxn ? "on" : "off");
   if (cfg.multi_node) o << "; proxy " << strprintf("%g", cfg.proxy_cost_s * 1e6) << " us per network message (getNetOverhead)";
   o << "\n";
 

@@ -45,13 +45,16 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
   }
   c.p2p_channels = pow2_up(base);
   c.channels_per_peer = std::min(pow2_up(min_channels), c.p2p_channels);
-  // init.cc: p2pChunkSize.
-  if (c.multi_node)
-    c.chunk_bytes = kP2pNetChunkBytes;
-  else if (has_nvlink(topo))
-    c.chunk_bytes = kP2pNvlChunkBytes;
-  else
-    c.chunk_bytes = kP2pPciChunkBytes;
+  // init.cc: p2pChunkSize, NCCL's default or the description's (Topology::p2p_chunks).
+  if (c.multi_node) {
+    c.chunk_bytes = topo.p2p_chunks.net;
+  } else if (has_nvlink(topo)) {
+    c.chunk_bytes = topo.p2p_chunks.nvl;
+    c.chunk_param = "NCCL_P2P_NVL_CHUNKSIZE";
+  } else {
+    c.chunk_bytes = topo.p2p_chunks.pci;
+    c.chunk_param = "NCCL_P2P_PCI_CHUNKSIZE";
+  }
   return c;
 }
 

@@ -40,9 +40,9 @@ namespace ccsim {
 
 constexpr double kP2pLLThresholdBytes = 16384;  // NCCL_P2P_LL_THRESHOLD
 constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
-constexpr double kP2pNetChunkBytes = 128.0 * 1024;  // NCCL_P2P_NET_CHUNKSIZE
-constexpr double kP2pNvlChunkBytes = 512.0 * 1024;  // NCCL_P2P_NVL_CHUNKSIZE
-constexpr double kP2pPciChunkBytes = 128.0 * 1024;  // NCCL_P2P_PCI_CHUNKSIZE
+// NCCL_P2P_NET_CHUNKSIZE, NCCL_P2P_NVL_CHUNKSIZE, NCCL_P2P_PCI_CHUNKSIZE defaults: P2pChunkSizes
+// (topologies/topology.h); a description can set each (node.nic/nvlink/pcie.p2p_chunk_bytes).
+constexpr double kP2pNetChunkBytes = P2pChunkSizes{}.net;
 // Engine slots per connection: NCCL_STEPS, P2P slice steps 1. A connection carries one record per
 // wave at most, so the slots bind only beyond 8 waves.
 constexpr int kP2pPipelineDepth = nccl230::kSteps;
@@ -55,6 +55,7 @@ struct P2pConfig {
   int p2p_channels = 1;        // comm->p2pnChannels
   int channels_per_peer = 1;   // comm->p2pnChannelsPerPeer
   double chunk_bytes = kP2pNetChunkBytes;  // comm->p2pChunkSize
+  const char* chunk_param = "NCCL_P2P_NET_CHUNKSIZE";  // the setting it comes from
   bool pxn = false;            // inter-node messages go through the rail-local GPU (NVLink present)
   // CPU proxy cost per network message the proxy thread handles, seconds: NCCL's own estimate of the
   // per-step network overhead, getNetOverhead() in src/graph/tuning.cc (1 us Intel, 2 us AMD, 1 us

@@ -11,6 +11,8 @@
 #include "algorithms/nccl_channels.h"
 #include "algorithms/p2p.h"
 #include "sim/engine.h"
+#include "common/error.h"
+#include "topologies/nccl_env.h"
 #include "topologies/routing.h"
 #include "topologies/spec.h"
 #include "test_helpers.h"
@@ -50,6 +52,51 @@ P2pScheduleOptions unaggregated() {
   P2pScheduleOptions o;
   o.aggregate_pxn = false;
   return o;
+}
+
+// NCCL_P2P_NET_CHUNKSIZE (node.nic.p2p_chunk_bytes) sets the chunk and, through minPart = chunk / 2
+// and maxPart = chunk across nodes, how a message is split. A 1 MiB message on 2 DGX H100 nodes (2
+// channels per peer, nChannelsMin 2 with 16 ranks and 32 p2p channels):
+//   128 KiB (NCCL's default): channels min(2, ceil(1 MiB / 64 KiB)) = 2, parts of 512 KiB stay at 2
+//     (no more per peer); 1 MiB is not below 8 chunks, so 128 KiB chunks: 512 KiB / 128 KiB = 4 per
+//     channel, 8 in all;
+//   512 KiB (aws-ofi-nccl's on p5): channels min(2, ceil(1 MiB / 256 KiB)) = 2; 1 MiB < 8 x 512 KiB
+//     halves the chunk to 256 KiB: 2 per channel, 4 in all.
+TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
+  const Topology def = nominal_dgx_h100(2);
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  set_node_count(spec, 2);
+  spec["node"]["nic"]["p2p_chunk_bytes"] = 524288;
+  const Topology big = build_topology(spec, "test");
+  const P2pConfig c0 = config_of(def), c1 = config_of(big);
+  EXPECT_EQ(c0.chunk_bytes, 131072);
+  EXPECT_EQ(c1.chunk_bytes, 524288);
+  EXPECT_STREQ(c1.chunk_param, "NCCL_P2P_NET_CHUNKSIZE");
+  const P2pOp a = nccl_p2p_op(c0, 1 << 20, true), b = nccl_p2p_op(c1, 1 << 20, true);
+  EXPECT_EQ(a.channels, 2);
+  EXPECT_EQ(a.chunk_data_bytes, 131072);
+  EXPECT_EQ(a.chunks, 8);
+  EXPECT_EQ(b.channels, 2);
+  EXPECT_EQ(b.chunk_data_bytes, 262144);
+  EXPECT_EQ(b.chunks, 4);
+  // The preset that carries it, and the setting that writes it.
+  EXPECT_EQ(config_of(preset("aws-p5", 2)).chunk_bytes, 524288);
+  nlohmann::json env = load_topology_spec("dgx-h100");
+  const NcclEnvNote n = apply_nccl_env(env, "NCCL_P2P_NET_CHUNKSIZE=524288", "--env", "test");
+  EXPECT_TRUE(n.modelled);
+  EXPECT_EQ(env["node"]["nic"]["p2p_chunk_bytes"], 524288);
+  EXPECT_THROW(apply_nccl_env(env, "NCCL_P2P_NET_CHUNKSIZE=100", "--env", "test"), InputError);
+  // One node of all-NVLink pairs takes the NVL chunk; without NVLink, the PCI one.
+  nlohmann::json one = load_topology_spec("dgx-h100");
+  apply_nccl_env(one, "NCCL_P2P_NVL_CHUNKSIZE=1048576", "--env", "test");
+  EXPECT_EQ(config_of(build_topology(one, "test")).chunk_bytes, 1048576);
+  nlohmann::json pcie = load_topology_spec("pcie-gen4-8gpu");
+  EXPECT_EQ(apply_nccl_env(pcie, "NCCL_P2P_NVL_CHUNKSIZE=1048576", "--env", "test").effect,
+            "no effect: the node has no node.nvlink");
+  apply_nccl_env(pcie, "NCCL_P2P_PCI_CHUNKSIZE=262144", "--env", "test");
+  const P2pConfig cp = config_of(build_topology(pcie, "test"));
+  EXPECT_EQ(cp.chunk_bytes, 262144);
+  EXPECT_STREQ(cp.chunk_param, "NCCL_P2P_PCI_CHUNKSIZE");
 }
 
 TEST(P2pMessages, RoundIsThePositionInNcclsRoundOrder) {

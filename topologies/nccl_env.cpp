@@ -26,8 +26,7 @@ const std::vector<std::string>& known_unmodelled() {
       "NCCL_MIN_NRINGS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
       "NCCL_LL128_NTHREADS", "NCCL_SHM_DISABLE", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_NET_GDR_READ",
       "NCCL_NET_GDR_C2C", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_NVB_DISABLE", "NCCL_CROSS_NIC",
-      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
-      "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_P2P_LL_THRESHOLD",
+      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_LL_THRESHOLD",
       "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_AR_THRESHOLD",
       "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_NET_OVERHEAD",
       "NCCL_CTA_POLICY", "NCCL_TUNER_PLUGIN", "NCCL_NET_PLUGIN", "NCCL_COLLNET_NODE_THRESHOLD",
@@ -132,7 +131,8 @@ bool nccl_env_modelled(const std::string& name) {
   static const std::vector<std::string> names = {
       "NCCL_ALGO",          "NCCL_PROTO",          "NCCL_P2P_DISABLE",    "NCCL_P2P_LEVEL",      "NCCL_NVLS_ENABLE",
       "NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL",   "NCCL_IB_DISABLE",     "NCCL_COLLNET_ENABLE", "NCCL_MNNVL_ENABLE",
-      "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE"};
+      "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
+      "NCCL_P2P_PCI_CHUNKSIZE"};
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -327,6 +327,25 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     note.effect = joined(effects) + (default_rule ? " (NCCL's rule: 64 KiB from 4 nodes on, else the NVLS chunk)"
                                      : tree_cap   ? " (NVLSTree's chunk cap)"
                                                   : " (the NVLS chunk per channel and head; NVLSTree's chunking follows it)");
+    return note;
+  }
+  if (name == "NCCL_P2P_NET_CHUNKSIZE" || name == "NCCL_P2P_NVL_CHUNKSIZE" || name == "NCCL_P2P_PCI_CHUNKSIZE") {
+    // comm->p2pChunkSize: the one NCCL uses is the NET one on several nodes, the NVL one where every
+    // GPU pair is NVLink, else the PCI one (src/init.cc); each is kept with its transport's section.
+    const long long v = integer_value(value, where);
+    if (v < kMinP2pChunkBytes || v > kMaxP2pChunkBytes)
+      throw InputError(where, "expected a chunk size in bytes from " + std::to_string(kMinP2pChunkBytes) + " to " +
+                                  std::to_string(kMaxP2pChunkBytes) + " (got " + std::to_string(v) + ")");
+    const char* section = name == "NCCL_P2P_NET_CHUNKSIZE" ? "nic" : name == "NCCL_P2P_NVL_CHUNKSIZE" ? "nvlink" : "pcie";
+    if (!find_object(spec, {"node", section})) {
+      note.effect = std::string("no effect: the node has no node.") + section;
+      return note;
+    }
+    set_key(spec, {"node", section}, "p2p_chunk_bytes", static_cast<int>(v), effects);
+    note.effect = joined(effects) + " (the Simple chunk of sendrecv / alltoall messages" +
+                  (section == std::string("nic") ? " when the job spans several nodes)"
+                   : section == std::string("nvlink") ? " in one node whose GPUs all pair over NVLink)"
+                                                      : " in one node without all-NVLink pairs)");
     return note;
   }
   note.modelled = false;

@@ -28,12 +28,12 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nccl_p2p", "domain_size"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nccl_p2p", "domain_size", "p2p_chunk_bytes"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
-      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "shm_channel_GBps"}},
-      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes"}},
+      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "shm_channel_GBps", "p2p_chunk_bytes"}},
+      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
@@ -366,6 +366,8 @@ Topology build_topology(const json& spec, const std::string& source) {
 
   // --- NVLink ---
   bool has_nvlink = false, nvswitch = false, nvls = false, nccl_p2p = true;
+  // NCCL_P2P_{NVL,PCI,NET}_CHUNKSIZE, given per transport in the description; absent: NCCL's defaults.
+  P2pChunkSizes p2p_chunks;
   int nvl_links = 0, nvl_gen = 0, domain_size = 1;
   double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
   int nvls_chunk_bytes = kDefaultNvlsChunkBytes, nvls_tree_max_chunk_bytes = 0;
@@ -411,6 +413,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     // P2P transport is off, so intra-node pairs use its SHM transport through host memory
     // (topologies/routing.cpp). Whether NCCL keeps NVLS then is not known to ccsim: refused.
     nccl_p2p = nv.boolean("nccl_p2p", true);
+    if (nv.has("p2p_chunk_bytes"))
+      p2p_chunks.nvl = nv.integer("p2p_chunk_bytes", kMinP2pChunkBytes, kMaxP2pChunkBytes);
     if (!nccl_p2p && nvls)
       nv.fail("nccl_p2p", "NCCL's P2P transport off with NVLS on is not modelled; set node.nvlink.nvls=false too");
     // The hosts of an NVLink domain share no host memory, so NCCL's SHM transport cannot join them.
@@ -538,6 +542,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     // latency times what a thread block keeps in flight), so absent means "not limiting" and a
     // measured value (ccsim-probe-cuda --tests host_kernel, docs/probes.md) is given here.
     if (pcie.has("shm_channel_GBps")) shm_channel_Bps = pcie.positive("shm_channel_GBps", kMinGBps, kMaxLinkGBps) * kGB;
+    if (pcie.has("p2p_chunk_bytes"))
+      p2p_chunks.pci = pcie.integer("p2p_chunk_bytes", kMinP2pChunkBytes, kMaxP2pChunkBytes);
     has_pcie = true;
     node_out["pcie"] = out;
   } else {
@@ -578,6 +584,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     const double rate = 330;
     message_rate_per_s = nic.positive("message_rate_Mps", kMinMessageRateMps, kMaxMessageRateMps, &rate) * 1e6;
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
+    if (nic.has("p2p_chunk_bytes"))
+      p2p_chunks.net = nic.integer("p2p_chunk_bytes", kMinP2pChunkBytes, kMaxP2pChunkBytes);
     // NICs and GPUs are spread over the PCIe switches in order, and NCCL splits each GPU's closest
     // NICs among the GPUs that share them (topologies/nic_affinity.h). A count that is neither a
     // whole number of NICs per GPU (OCI BM.GPU4.8: 2, AWS p5: 4) nor of GPUs per NIC (AWS p4d: 2)
@@ -651,6 +659,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.host_launch_s = launch_s;
   topo.nccl_p2p = nccl_p2p;
   topo.shm_channel_Bps = shm_channel_Bps;
+  topo.p2p_chunks = p2p_chunks;
   topo.network.transport = transport;
   topo.network.plugin_latency_us = plugin_latency_us;
   topo.network.gpudirect_rdma = gdr;

@@ -107,6 +107,17 @@ constexpr double kDefaultHostLaunchUs = 4.2;
 // node.nvlink.nvls_chunk_bytes's default: NCCL_NVLS_CHUNKSIZE, 128 KiB in NCCL 2.30 (src/init.cc,
 // NCCL_PARAM(NvlsChunkSize, "NVLS_CHUNKSIZE", 128*1024)); the bound is ccsim's, a sanity limit.
 constexpr int kDefaultNvlsChunkBytes = 128 * 1024;
+// NCCL's P2P chunk (comm->p2pChunkSize, src/init.cc): NCCL_P2P_NET_CHUNKSIZE on several nodes,
+// NCCL_P2P_NVL_CHUNKSIZE where every GPU pair is NVLink, NCCL_P2P_PCI_CHUNKSIZE otherwise (NCCL 2.30's
+// defaults 128 KiB, 512 KiB, 128 KiB). The description's node.nic / node.nvlink / node.pcie
+// p2p_chunk_bytes set them (aws-ofi-nccl sets the NET one to 512 KiB on p5).
+struct P2pChunkSizes {
+  int net = 128 * 1024;
+  int nvl = 512 * 1024;
+  int pci = 128 * 1024;
+};
+constexpr int kMinP2pChunkBytes = 512;               // Simple's grain, as the NVLS chunk's
+constexpr int kMaxP2pChunkBytes = 64 * 1024 * 1024;
 constexpr int kMaxNvlsChunkBytes = 64 * 1024 * 1024;
 
 class Topology {
@@ -168,6 +179,7 @@ class Topology {
   // non-posted reads that few blocks keep short of the link (ccsim-probe-cuda's host_kernel test measures
   // it). 0: not limiting, the links' rates apply.
   double shm_channel_Bps = 0;
+  P2pChunkSizes p2p_chunks;  // node.{nic,nvlink,pcie}.p2p_chunk_bytes (algorithms/p2p.h nccl_p2p_config)
   // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
   // several GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
   double host_launch_s = kDefaultHostLaunchUs * 1e-6;
