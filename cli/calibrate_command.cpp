@@ -134,8 +134,9 @@ int run_calibrate(const std::vector<std::string>& argv) {
         perftest.emplace_back(path, std::move(text));
         break;
       case FileKind::Probe:
-        throw InputError(path, "probe JSON files are not supported yet (docs/probes.md does not define them); "
-                               "give nccl-tests or perftest logs");
+        throw InputError(path, "ccsim calibrate does not read probe documents yet: give nccl-tests or perftest logs "
+                               "(a ccsim-probe-cuda host_kernel read rate of 1 block is node.pcie.shm_channel_GBps, "
+                               "set by hand: docs/probes.md)");
     }
   }
   Calibration cal = calibrate_ring_curves(curves);
