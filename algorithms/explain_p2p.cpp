@@ -42,7 +42,8 @@ std::string decision_line(const char* to_whom, const P2pConfig& cfg, double mess
   const P2pOp op = nccl_p2p_op(cfg, message_bytes, network);
   std::ostringstream o;
   o << "  " << to_whom << ": " << format_bytes(message_bytes) << " per message, " << op.channels << " channel(s), "
-    << to_string(op.proto) << " (LL up to " << op.channels << " x 16 KiB, NCCL_P2P_LL_THRESHOLD), "
+    << to_string(op.proto) << " (LL up to " << op.channels << " x " << format_bytes(kP2pLLThresholdBytes)
+    << ", NCCL_P2P_LL_THRESHOLD), "
     << format_bytes(op.chunk_data_bytes) << " of data per chunk, " << op.chunks << " chunk(s), at most "
     << op.max_concurrent_peers << " peers in flight (" << cfg.p2p_channels << " / " << op.channels << " channels x "
     << kP2pOpsPerBatch << " operations per batch)\n";

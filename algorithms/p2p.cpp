@@ -573,7 +573,7 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
     wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route));
     LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
     for (const Hop& h : route) load.add(h, t.bytes);
-    if (topo.shm_channel_Bps > 0 && t.src < s.nranks && t.dst < s.nranks && nccl_shm_pair(topo, t.src, t.dst)) {
+    if (t.src < s.nranks && t.dst < s.nranks && nccl_shm_channel_Bps(topo, t.src, t.dst) > 0) {
       auto& c = shm_connection[{t.step, t.src, t.dst}];
       c.first += t.bytes;
       c.second = std::max(c.second, t.channels);

@@ -40,9 +40,6 @@ namespace ccsim {
 
 constexpr double kP2pLLThresholdBytes = 16384;  // NCCL_P2P_LL_THRESHOLD
 constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
-// NCCL_P2P_NET_CHUNKSIZE, NCCL_P2P_NVL_CHUNKSIZE, NCCL_P2P_PCI_CHUNKSIZE defaults: P2pChunkSizes
-// (topologies/topology.h); a description can set each (node.nic/nvlink/pcie.p2p_chunk_bytes).
-constexpr double kP2pNetChunkBytes = P2pChunkSizes{}.net;
 // Engine slots per connection: NCCL_STEPS, P2P slice steps 1. A connection carries one record per
 // wave at most, so the slots bind only beyond 8 waves.
 constexpr int kP2pPipelineDepth = nccl230::kSteps;
@@ -54,7 +51,9 @@ struct P2pConfig {
   bool multi_node = false;
   int p2p_channels = 1;        // comm->p2pnChannels
   int channels_per_peer = 1;   // comm->p2pnChannelsPerPeer
-  double chunk_bytes = kP2pNetChunkBytes;  // comm->p2pChunkSize
+  // comm->p2pChunkSize: NCCL_P2P_{NET,NVL,PCI}_CHUNKSIZE, their defaults P2pChunkSizes
+  // (topologies/topology.h), a description's node.nic/nvlink/pcie.p2p_chunk_bytes otherwise.
+  double chunk_bytes = P2pChunkSizes{}.net;
   const char* chunk_param = "NCCL_P2P_NET_CHUNKSIZE";  // the setting it comes from
   bool pxn = false;            // inter-node messages go through the rail-local GPU (NVLink present)
   // CPU proxy cost per network message the proxy thread handles, seconds: NCCL's own estimate of the

@@ -587,8 +587,7 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
     const bool source = t.dep_count == 0 && sched.source_channel_cap_Bps > 0;
     // NCCL's SHM transport caps each of its channels (Topology::shm_channel_Bps); a merged record
     // stands for `bundle` connections, as the schedule's caps already say (sim/merge.cpp).
-    const double shm = between_gpus && topo.shm_channel_Bps > 0 && nccl_shm_pair(topo, t.src, t.dst)
-                           ? topo.shm_channel_Bps * merged.bundle : 0.0;
+    const double shm = between_gpus ? nccl_shm_channel_Bps(topo, t.src, t.dst) * merged.bundle : 0.0;
     const double channel_cap = sched.connection_channel_cap_Bps(between_gpus, between_gpus && t.src / gpn != t.dst / gpn, source, shm);
     const bool capped_connection = channel_cap > 0;
     const int issue = t.src < sched.nranks ? sched.gpu_issue_cap_index(t.step) : -1;

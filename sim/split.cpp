@@ -33,7 +33,7 @@ RouteKey route_key(const Topology& topo, const Schedule& s, const Transfer& t) {
   const int gpn = topo.gpus_per_node();
   const bool between_gpus = t.src < s.nranks && t.dst < s.nranks;
   const bool source = t.dep_count == 0 && s.source_channel_cap_Bps > 0;
-  const double shm = between_gpus && topo.shm_channel_Bps > 0 && nccl_shm_pair(topo, t.src, t.dst) ? topo.shm_channel_Bps : 0.0;
+  const double shm = between_gpus ? nccl_shm_channel_Bps(topo, t.src, t.dst) : 0.0;
   const bool capped = s.connection_channel_cap_Bps(between_gpus, between_gpus && t.src / gpn != t.dst / gpn, source, shm) > 0;
   const int issue = t.src < s.nranks ? s.gpu_issue_cap_index(t.step) : -1;
   return {t.src, t.dst, t.rail, capped ? t.family : -1, capped ? t.lane : -1, source, issue};

@@ -329,23 +329,29 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
                                                   : " (the NVLS chunk per channel and head; NVLSTree's chunking follows it)");
     return note;
   }
-  if (name == "NCCL_P2P_NET_CHUNKSIZE" || name == "NCCL_P2P_NVL_CHUNKSIZE" || name == "NCCL_P2P_PCI_CHUNKSIZE") {
-    // comm->p2pChunkSize: the one NCCL uses is the NET one on several nodes, the NVL one where every
-    // GPU pair is NVLink, else the PCI one (src/init.cc); each is kept with its transport's section.
+  // comm->p2pChunkSize: the one NCCL uses is the NET one on several nodes, the NVL one where every
+  // GPU pair is NVLink, else the PCI one (src/init.cc); each is kept with its transport's section.
+  struct P2pChunkSetting {
+    const char* name;
+    const char* section;
+    const char* when;
+  };
+  static const P2pChunkSetting p2p_chunk_settings[] = {
+      {"NCCL_P2P_NET_CHUNKSIZE", "nic", "when the job spans several nodes"},
+      {"NCCL_P2P_NVL_CHUNKSIZE", "nvlink", "in one node whose GPUs all pair over NVLink"},
+      {"NCCL_P2P_PCI_CHUNKSIZE", "pcie", "in one node without all-NVLink pairs"}};
+  for (const P2pChunkSetting& c : p2p_chunk_settings) {
+    if (name != c.name) continue;
     const long long v = integer_value(value, where);
     if (v < kMinP2pChunkBytes || v > kMaxP2pChunkBytes)
       throw InputError(where, "expected a chunk size in bytes from " + std::to_string(kMinP2pChunkBytes) + " to " +
                                   std::to_string(kMaxP2pChunkBytes) + " (got " + std::to_string(v) + ")");
-    const char* section = name == "NCCL_P2P_NET_CHUNKSIZE" ? "nic" : name == "NCCL_P2P_NVL_CHUNKSIZE" ? "nvlink" : "pcie";
-    if (!find_object(spec, {"node", section})) {
-      note.effect = std::string("no effect: the node has no node.") + section;
+    if (!find_object(spec, {"node", c.section})) {
+      note.effect = std::string("no effect: the node has no node.") + c.section;
       return note;
     }
-    set_key(spec, {"node", section}, "p2p_chunk_bytes", static_cast<int>(v), effects);
-    note.effect = joined(effects) + " (the Simple chunk of sendrecv / alltoall messages" +
-                  (section == std::string("nic") ? " when the job spans several nodes)"
-                   : section == std::string("nvlink") ? " in one node whose GPUs all pair over NVLink)"
-                                                      : " in one node without all-NVLink pairs)");
+    set_key(spec, {"node", c.section}, "p2p_chunk_bytes", static_cast<int>(v), effects);
+    note.effect = joined(effects) + " (the Simple chunk of sendrecv / alltoall messages " + c.when + ")";
     return note;
   }
   note.modelled = false;

@@ -145,6 +145,12 @@ bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank) {
   return intra_node_mode(topo, topo.gpu(src_rank), topo.gpu(dst_rank)) == "none";
 }
 
+double nccl_shm_channel_Bps(const Topology& topo, int src_rank, int dst_rank) {
+  const int gpus = topo.num_gpus();
+  if (topo.shm_channel_Bps <= 0 || src_rank >= gpus || dst_rank >= gpus) return 0.0;
+  return nccl_shm_pair(topo, src_rank, dst_rank) ? topo.shm_channel_Bps : 0.0;
+}
+
 Route reverse_route(const Route& route) {
   Route r;
   r.reserve(route.size());

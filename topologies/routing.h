@@ -35,6 +35,10 @@ Route route_between_gpus_unmemoized(const Topology& topo, int src_rank, int dst_
 // P2P between them and node.pcie.p2p none (or node.nvlink.nccl_p2p false, NCCL_P2P_DISABLE), the
 // route staged through pinned host memory. False across nodes and for a rank with itself.
 bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank);
+// The per-channel cap on a connection between src and dst (vertex ranks of a schedule: a switch
+// endpoint is not a GPU): Topology::shm_channel_Bps where NCCL joins them through SHM and a rate is
+// given, 0 (none) otherwise. What the engine, its splitter and the P2P closed form all apply.
+double nccl_shm_channel_Bps(const Topology& topo, int src_rank, int dst_rank);
 
 // Generic preferred shortest path from a to b (Dijkstra): NVLink first, then fewer PCIe bridges,
 // then lower latency. Never passes through another GPU, NIC or host memory; leaves the node only

@@ -107,6 +107,7 @@ constexpr double kDefaultHostLaunchUs = 4.2;
 // node.nvlink.nvls_chunk_bytes's default: NCCL_NVLS_CHUNKSIZE, 128 KiB in NCCL 2.30 (src/init.cc,
 // NCCL_PARAM(NvlsChunkSize, "NVLS_CHUNKSIZE", 128*1024)); the bound is ccsim's, a sanity limit.
 constexpr int kDefaultNvlsChunkBytes = 128 * 1024;
+constexpr int kMaxNvlsChunkBytes = 64 * 1024 * 1024;
 // NCCL's P2P chunk (comm->p2pChunkSize, src/init.cc): NCCL_P2P_NET_CHUNKSIZE on several nodes,
 // NCCL_P2P_NVL_CHUNKSIZE where every GPU pair is NVLink, NCCL_P2P_PCI_CHUNKSIZE otherwise (NCCL 2.30's
 // defaults 128 KiB, 512 KiB, 128 KiB). The description's node.nic / node.nvlink / node.pcie
@@ -118,7 +119,6 @@ struct P2pChunkSizes {
 };
 constexpr int kMinP2pChunkBytes = 512;               // Simple's grain, as the NVLS chunk's
 constexpr int kMaxP2pChunkBytes = 64 * 1024 * 1024;
-constexpr int kMaxNvlsChunkBytes = 64 * 1024 * 1024;
 
 class Topology {
  public:
