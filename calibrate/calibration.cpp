@@ -173,6 +173,12 @@ const std::vector<std::string>& calibration_classes() {
   return k;
 }
 
+bool calibrates_ring(const Calibration& cal) { return !cal.classes.empty(); }
+
+const Calibration* ring_calibration(const Calibration* cal) {
+  return cal && calibrates_ring(*cal) ? cal : nullptr;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Building
 

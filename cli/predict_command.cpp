@@ -145,7 +145,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
   const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
   if (calibration) {
-    req.calibration = &calibration->calibration;
+    req.calibration = ring_calibration(&calibration->calibration);
     req.calibrated_timing = calibration->timing;
   }
   const Topology topo = build_topology(spec, source);
@@ -188,6 +188,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   for (const auto& n : env_notes) report.facts.nccl_env.push_back(n.text());
   if (calibration) {
     report.facts.calibration_file = calibration->file;
+    report.facts.calibration_overrides = calibration->overrides;
     report.facts.calibration_notes.insert(report.facts.calibration_notes.begin(), calibration->notes.begin(),
                                           calibration->notes.end());
   }

@@ -20,6 +20,7 @@ std::optional<CalibrationArg> calibration_from_args(const ParsedArgs& args, nloh
   const CalibrationEffect effect = calibration_effect(c.calibration, spec, StepTiming{});
   for (const auto& o : effect.spec_overrides) apply_override(spec, o, c.file);
   c.timing = effect.timing;
+  c.overrides = effect.spec_overrides;
   c.notes = effect.notes;
   return c;
 }

@@ -21,6 +21,7 @@ struct CalibrationArg {
   std::string file;
   Calibration calibration;
   StepTiming timing;
+  std::vector<std::string> overrides;  // --set style, applied to the topology
   std::vector<std::string> notes;
 };
 

@@ -108,7 +108,7 @@ int run_validate(const std::vector<std::string>& argv) {
   nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
   const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
   if (calibration) {
-    opts.calibration = &calibration->calibration;
+    opts.calibration = ring_calibration(&calibration->calibration);
     opts.calibrated_timing = calibration->timing;
   }
   DebugFacts debug;

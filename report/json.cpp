@@ -25,6 +25,7 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
   meta["predicted_as"] = f.predicted_as;
   meta["per_size"] = per_size;
   if (!f.calibration_class.empty()) meta["calibration_class"] = f.calibration_class;
+  if (!f.calibration_overrides.empty()) meta["calibration_overrides"] = f.calibration_overrides;
   if (!f.nccl_env.empty()) meta["nccl_env"] = f.nccl_env;
   if (!f.algo_filter.empty()) meta["algo_filter"] = f.algo_filter;
   if (!f.proto_filter.empty()) meta["proto_filter"] = f.proto_filter;

@@ -39,8 +39,13 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
                   std::to_string(report.sizes.size()) + " sizes");
   }
   for (const auto& e : f.nccl_env) pre.push_back("# NCCL environment: " + e);
-  if (!f.calibration_class.empty()) {
-    pre.push_back("# calibration: " + f.calibration_file + " (class " + f.calibration_class + ")");
+  if (!f.calibration_file.empty()) {
+    std::string applied;
+    for (const auto& o : f.calibration_overrides) applied += (applied.empty() ? "" : ", ") + o;
+    pre.push_back("# calibration: " + f.calibration_file +
+                  (f.calibration_class.empty() ? " (no ring class: NCCL's choice is predicted on the calibrated topology)"
+                                               : " (class " + f.calibration_class + ")") +
+                  (applied.empty() ? "" : "; set " + applied));
     for (const auto& note : f.calibration_notes) pre.push_back("# calibration note: " + note);
   }
   if (!f.busiest_links_at_largest_size.empty() && !report.sizes.empty()) {

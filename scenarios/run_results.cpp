@@ -210,6 +210,7 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
     for (const auto& o : effect.spec_overrides) apply_override(spec, o, scenario.calibration_file);
     calibrated_timing = effect.timing;
   }
+  const Calibration* ring = scenario.calibration_file.empty() ? nullptr : ring_calibration(&calibration);
   const Topology topo = build_topology(spec, scenario.file + " (variant " + variant.name + ")");
   VariantResult out;
   out.index = variant_index;
@@ -222,11 +223,9 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
     if (w.kind == "straggler")
       out.workloads.push_back(run_straggler(topo, w, where, options));
     else if (w.kind == "validate")
-      out.workloads.push_back(run_validate(scenario, spec, w, scenario.calibration_file.empty() ? nullptr : &calibration,
-                                           calibrated_timing, options));
+      out.workloads.push_back(run_validate(scenario, spec, w, ring, calibrated_timing, options));
     else
-      out.workloads.push_back(run_sweep(topo, w, scenario.calibration_file.empty() ? nullptr : &calibration,
-                                        calibrated_timing, where, options));
+      out.workloads.push_back(run_sweep(topo, w, ring, calibrated_timing, where, options));
   }
   return out;
 }

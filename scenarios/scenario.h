@@ -54,6 +54,7 @@ struct Scenario {
   bool nodes_given = false;            // cluster.nodes was given (validate: it wins over the log's hosts)
   std::string topology_source;         // preset name or file, for build_topology messages
   std::string calibration_file;        // empty: none (resolved relative to the scenario file)
+  bool calibration_rings = false;      // the file has a ring class (calibrates_ring)
   std::vector<ScenarioWorkload> workloads;
   std::vector<ScenarioVariant> variants;     // named x matrix, expanded
   std::vector<std::uint64_t> rank_at_bytes;  // sizes the report ranks the variants at

@@ -321,3 +321,44 @@ TEST(Cli, CalibrationPredictsHeldOutSizes) {
 
 }  // namespace
 }  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+// A calibration of perftest's NIC figures only (no nccl-tests ring class) is a topology change: the
+// same prediction as setting the measured rate and latency by hand, NCCL's tuner still choosing (Tree
+// on 2 x DGX H100 at 1 GiB, not a forced calibrated ring), and every collective allowed.
+TEST(Cli, NicOnlyCalibrationIsTheMeasuredNicOnTheTunersChoice) {
+  const std::string samples = std::string(CCSIM_SOURCE_DIR) + "/tests/data/samples/";
+  const std::string cal = testing::temp_file("nic_only.json");
+  CliRun r = ccsim("calibrate " + samples + "perftest_write_bw_1size.txt " + samples + "perftest_send_lat_1size.txt -o " + cal);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // ib_write_bw's "BW average 11023.48" MB/s (perftest's MB is 2^20 B) and ib_send_lat's t_typical 1.34 us.
+  const double nic_Gbps = 11023.48 * 1048576 * 8 / 1e9;
+  const std::string sweep = "all_reduce_perf --nodes 2 -b 1K -e 1G -f 32";
+  const CliRun calibrated = ccsim(sweep + " --calibration " + cal);
+  const CliRun by_hand = ccsim(sweep + " --set node.nic.Gbps=" + std::to_string(nic_Gbps) +
+                               " --set node.nic.efficiency=1 --set node.nic.latency_us=1.34");
+  ASSERT_EQ(calibrated.code, 0) << calibrated.err;
+  ASSERT_EQ(by_hand.code, 0) << by_hand.err;
+  EXPECT_NE(calibrated.out.find("# calibration: " + cal + " (no ring class"), std::string::npos) << calibrated.out;
+  EXPECT_NE(calibrated.out.find("# predicted as: Tree/LL 1 KiB"), std::string::npos) << calibrated.out;
+  EXPECT_EQ(calibrated.out.find("calibrated)"), std::string::npos);
+  std::istringstream a(calibrated.out), b(by_hand.out);
+  const auto rows = parse_nccl_tests_log(a, "calibrated").at(0).rows;
+  const auto hand = parse_nccl_tests_log(b, "by hand").at(0).rows;
+  ASSERT_EQ(rows.size(), 5u);
+  ASSERT_EQ(hand.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    EXPECT_NEAR(rows[i].oop_time_us, hand[i].oop_time_us, 1e-4 * hand[i].oop_time_us) << rows[i].size_bytes;
+  // 1 GiB, 8 NICs per node: a ring's busbw is at most one NIC per ring, 8 rings (8 x 11.56 GB/s); Tree
+  // sends each byte across once per direction, algbw up to the node's 8 NICs, busbw = 2 x 15/16 x algbw.
+  const double node_nics_GBps = 8 * nic_Gbps / 8;
+  EXPECT_GT(rows.back().oop_busbw_GBps, node_nics_GBps);
+  EXPECT_LT(rows.back().oop_busbw_GBps, 2.0 * 15 / 16 * node_nics_GBps);
+  EXPECT_EQ(ccsim("alltoall_perf --nodes 2 -b 1M -e 1M --calibration " + cal).code, 0);
+  std::remove(cal.c_str());
+}
+
+}  // namespace
+}  // namespace ccsim

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/calibration.h"
 #include "common/error.h"
 #include "scenarios/run_results.h"
 #include "scenarios/scenario.h"
@@ -213,6 +214,40 @@ TEST(RunScenario, InterruptKeepsFinishedVariantsInCompleteFiles) {
   // No temporary file left beside them.
   const CommandResult ls = shell("ls -A " + dir + "/out", dir);
   EXPECT_EQ(ls.out, "report.html\nresults.csv\nresults.json\n");
+}
+
+// A ring calibration (nccl-tests fit) limits a scenario to ring all_reduce / all_gather /
+// reduce_scatter; perftest's NIC figures only are a topology change and allow every collective.
+TEST(RunScenario, OnlyARingCalibrationLimitsTheCollectives) {
+  const std::string dir = fresh_dir("calibrated");
+  Calibration nic_only;
+  nic_only.nic = NicCalibration{};
+  nic_only.nic->beta_Bps = 11.5e9;
+  nic_only.nic->latency_s = 1.3e-6;
+  Calibration ring = nic_only;
+  ClassCalibration net;
+  net.alpha_s = 5e-6;
+  net.beta_Bps = 40e9;
+  net.launch_s = 8.4e-6;
+  net.collective = "all_reduce";
+  net.ranks = 16;
+  net.nodes = 2;
+  ring.classes["net"] = net;
+  write_text(dir + "/nic.json", calibration_to_json(nic_only));
+  write_text(dir + "/ring.json", calibration_to_json(ring));
+  auto scenario = [](const std::string& cal) {
+    return R"({"format": "ccsim-scenario/1", "cluster": {"nodes": 2, "calibration": ")" + cal +
+           R"("}, "workloads": [{"collective": "alltoall", "sizes": {"min": "1M", "max": "1M"}}]})";
+  };
+  EXPECT_EQ(parse_scenario(doc(scenario("nic.json")), "s.json", dir + "/").workloads.at(0).collective, "alltoall");
+  try {
+    parse_scenario(doc(scenario("ring.json")), "s.json", dir + "/");
+    ADD_FAILURE() << "a ring calibration accepted alltoall";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "s.json: /workloads/0/collective: a calibration describes ring all_reduce / all_gather / reduce_scatter, "
+              "not alltoall");
+  }
 }
 
 }  // namespace
