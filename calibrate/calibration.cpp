@@ -41,16 +41,6 @@ std::string fmt(double v) {
   return buf;
 }
 
-bool is_ring_collective(const std::string& c) {
-  const CollectiveInfo* info = find_collective(c);
-  return info && info->ring_step_multiple > 0;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Host of a device line "Rank  0 Group  0 Pid  25 on HOST device  0 [...] NAME".
 std::string device_host(const std::string& line) {
@@ -137,6 +127,17 @@ class Reader {
                                  cut_for_message(v.get<std::string>()) + "\")");
     return v.get<std::string>();
   }
+  std::vector<std::string> notes(const json& obj, const std::string& path) const {
+    std::vector<std::string> out;
+    const json& v = member(obj, path, "notes", false);
+    if (v.is_null()) return out;
+    if (!v.is_array()) fail(path + "/notes", "must be an array of strings");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string()) fail(path + "/notes/" + std::to_string(i), "must be a string (got " + cut_for_message(v[i].dump()) + ")");
+      out.push_back(v[i].get<std::string>());
+    }
+    return out;
+  }
   std::vector<CalibrationSource> sources(const json& obj, const std::string& path) const {
     std::vector<CalibrationSource> out;
     const json& v = member(obj, path, "sources", false);
@@ -182,18 +183,32 @@ const Calibration* ring_calibration(const Calibration* cal) {
 // ---------------------------------------------------------------------------------------------
 // Building
 
-std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& opt) {
-  return ring_curves_from_nccl_tests_text(path, read_input_file(path, "nccl-tests log"), opt);
+bool is_ring_collective(const std::string& c) {
+  const CollectiveInfo* info = find_collective(c);
+  return info && info->ring_step_multiple > 0;
 }
 
-std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path, const std::string& text,
-                                                        const NcclTestsOptions& opt) {
+std::string ring_path_class(int nodes, double peak_busbw_Bps) {
+  if (nodes > 1) return "net";
+  return peak_busbw_Bps > kNvlinkBusbwThreshold ? "nvlink" : "pcie";
+}
+
+void check_calibration_options(const NcclTestsOptions& opt) {
   if (!opt.path_class.empty() &&
       std::find(calibration_classes().begin(), calibration_classes().end(), opt.path_class) == calibration_classes().end())
     throw InputError("--class", "unknown path class '" + cut_for_message(opt.path_class) + "' (valid: nvlink, pcie, net)");
   if (!opt.collective.empty() && !is_ring_collective(nccl_tests_collective_from_name(opt.collective)))
     throw InputError("--collective", "'" + opt.collective +
                                          "' has no ring model to calibrate (valid: all_reduce, all_gather, reduce_scatter)");
+}
+
+std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& opt) {
+  return ring_curves_from_nccl_tests_text(path, read_input_file(path, "nccl-tests log"), opt);
+}
+
+std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path, const std::string& text,
+                                                        const NcclTestsOptions& opt) {
+  check_calibration_options(opt);
   std::istringstream in(text);
   const auto runs = parse_nccl_tests_log(in, path);
   std::vector<RingCurve> out;
@@ -282,9 +297,7 @@ std::vector<RingCurve> ring_curves_from_nccl_tests_text(const std::string& path,
     if (distinct.size() < 3)
       throw InputError(path, "line " + std::to_string(run.header_line) + ": the table has " +
                                  std::to_string(distinct.size()) + " sizes with a time; at least 3 are needed to fit");
-    if (!opt.path_class.empty()) c.path_class = opt.path_class;
-    else if (c.nodes > 1) c.path_class = "net";
-    else c.path_class = peak_busbw > kNvlinkBusbwThreshold ? "nvlink" : "pcie";
+    c.path_class = opt.path_class.empty() ? ring_path_class(c.nodes, peak_busbw) : opt.path_class;
     out.push_back(std::move(c));
   }
   return out;
@@ -395,14 +408,22 @@ void add_perftest_text(Calibration& cal, const std::string& path, const std::str
       std::cerr << "ccsim: warning: " << path << ": line " << run.cut_line << ": the perftest table of line " << run.header_line
                 << " ends with the file, without its closing '----' line (output cut short?); its " << run.samples.size()
                 << " rows are used\n";
-  NicCalibration nic = cal.nic.value_or(NicCalibration{});
   std::vector<std::string> selection_notes;
   const auto runs = select_perftest_runs(parsed, &selection_notes);
-  for (const auto& n : selection_notes) nic.notes.push_back(path + ": " + n);
+  for (auto& n : selection_notes) n = path + ": " + n;
+  if (!add_perftest_runs(cal, path, runs, selection_notes))
+    throw InputError(path, "no perftest table with a bandwidth or latency value to calibrate from");
+}
+
+bool add_perftest_runs(Calibration& cal, const std::string& path, const std::vector<PerftestRun>& runs,
+                       const std::vector<std::string>& notes) {
+  NicCalibration nic = cal.nic.value_or(NicCalibration{});
+  nic.notes.insert(nic.notes.end(), notes.begin(), notes.end());
   bool used = false;
   for (const PerftestRun& run : runs) {
     const std::string name = run.test.empty() ? (run.is_bandwidth ? "perftest bw" : "perftest lat") : run.test;
-    const std::string where = path + ": " + name + " table of line " + std::to_string(run.header_line);
+    const std::string where = path + ": " + name + (run.header_line > 0 ? " table of line " + std::to_string(run.header_line)
+                                                                        : " samples");
     // Bandwidth tests: the average bandwidth per direction (a bidirectional run prints the sum of both
     // directions: perftest's print_full_bw_report adds the remote report). Latency tests: the one-way
     // latency; perftest prints half the round trip for send and write (rtt_factor 2 in print_report_lat)
@@ -439,7 +460,7 @@ void add_perftest_text(Calibration& cal, const std::string& path, const std::str
     s.run = run.index;
     s.collective = run.test;
     if (distinct.size() >= 3) {
-      const AlphaBetaFit f = fit_alpha_beta(x, t);
+    const AlphaBetaFit f = fit_alpha_beta(x, t);
       s.points = f.points;
       s.intercept_s = f.latency_s;
       s.beta_Bps = std::isinf(f.beta_Bps) ? 0 : f.beta_Bps;
@@ -487,8 +508,8 @@ void add_perftest_text(Calibration& cal, const std::string& path, const std::str
     nic.sources.push_back(s);
     used = true;
   }
-  if (!used) throw InputError(path, "no perftest table with a bandwidth or latency value to calibrate from");
-  cal.nic = nic;
+  if (used) cal.nic = nic;
+  return used;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -518,6 +539,12 @@ std::string calibration_to_json(const Calibration& cal) {
     doc["nic"] = {{"latency_s", cal.nic->latency_s}, {"beta_Bps", cal.nic->beta_Bps}, {"sources", src}};
     if (!cal.nic->notes.empty()) doc["nic"]["notes"] = cal.nic->notes;
   }
+  if (cal.shm) {
+    json src = json::array();
+    for (const auto& s : cal.shm->sources) src.push_back(source_to_json(s));
+    doc["shm"] = {{"channel_Bps", cal.shm->channel_Bps}, {"sources", src}};
+    if (!cal.shm->notes.empty()) doc["shm"]["notes"] = cal.shm->notes;
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -529,8 +556,8 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     rd.fail("/format", "must be \"" + std::string(kCalibrationFormat) + "\" (got " +
                            (doc.contains("format") ? doc["format"].dump() : std::string("nothing")) + ")");
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "format" && it.key() != "generator" && it.key() != "classes" && it.key() != "nic")
-      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic)");
+    if (it.key() != "format" && it.key() != "generator" && it.key() != "classes" && it.key() != "nic" && it.key() != "shm")
+      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic, shm)");
   Calibration cal;
   const json& classes = rd.member(doc, "", "classes", true);
   if (!classes.is_object()) rd.fail("/classes", "must be an object");
@@ -615,15 +642,19 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
       rd.fail("/nic/beta_Bps", "must be 0 (not measured) or at least " + fmt(kMinCalibratedBandwidth_Bps) + " (1 MB/s; got " +
                                    fmt(n.beta_Bps) + "; docs/calibration.md, Limits)");
     n.sources = rd.sources(nic, "/nic");
-    const json& notes = rd.member(nic, "/nic", "notes", false);
-    if (!notes.is_null()) {
-      if (!notes.is_array()) rd.fail("/nic/notes", "must be an array of strings");
-      for (std::size_t i = 0; i < notes.size(); ++i) {
-        if (!notes[i].is_string()) rd.fail("/nic/notes/" + std::to_string(i), "must be a string (got " + cut_for_message(notes[i].dump()) + ")");
-        n.notes.push_back(notes[i].get<std::string>());
-      }
-    }
+    n.notes = rd.notes(nic, "/nic");
     cal.nic = n;
+  }
+  const json& shm = rd.member(doc, "", "shm", false);
+  if (!shm.is_null()) {
+    ShmCalibration s;
+    s.channel_Bps = rd.number(shm, "/shm", "channel_Bps", true, 0, false, kMaxCalibratedBandwidth_Bps);
+    if (s.channel_Bps < kMinCalibratedBandwidth_Bps)
+      rd.fail("/shm/channel_Bps", "must be at least " + fmt(kMinCalibratedBandwidth_Bps) + " (1 MB/s; got " +
+                                      fmt(s.channel_Bps) + "; docs/calibration.md, Limits)");
+    s.sources = rd.sources(shm, "/shm");
+    s.notes = rd.notes(shm, "/shm");
+    cal.shm = s;
   }
   return cal;
 }
@@ -765,6 +796,13 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
     }
     if (nic_count > 0 && cal.nic->latency_s > 0)
       eff.spec_overrides.push_back("node.nic.latency_us=" + fmt(cal.nic->latency_s * 1e6));
+  }
+  if (cal.shm) {
+    // Used only by the pairs NCCL joins through SHM (topologies/routing.h, nccl_shm_pair).
+    if (pcie)
+      eff.spec_overrides.push_back("node.pcie.shm_channel_GBps=" + fmt(cal.shm->channel_Bps / 1e9));
+    else
+      eff.notes.push_back("shm: the topology has no PCIe; the SHM channel rate is not applied");
   }
   return eff;
 }

@@ -14,6 +14,7 @@
 
 #include "algorithms/step_timing.h"
 #include "calibrate/fit.h"
+#include "calibrate/perftest_log.h"
 
 namespace ccsim {
 
@@ -61,9 +62,18 @@ struct NicCalibration {
   std::vector<std::string> notes;
 };
 
+// NCCL's SHM transport, one channel: a thread block streaming through pinned host memory (the
+// ccsim-probe-cuda host_kernel test, 1 block reading). Applied as node.pcie.shm_channel_GBps.
+struct ShmCalibration {
+  double channel_Bps = 0;  // per channel, per direction
+  std::vector<CalibrationSource> sources;
+  std::vector<std::string> notes;
+};
+
 struct Calibration {
   std::map<std::string, ClassCalibration> classes;  // "nvlink", "pcie", "net"
   std::optional<NicCalibration> nic;
+  std::optional<ShmCalibration> shm;
 };
 
 const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "net"}
@@ -100,6 +110,14 @@ struct NcclTestsOptions {
   std::string collective;       // "": from the log
 };
 
+// all_reduce, all_gather, reduce_scatter: the collectives with a ring model to calibrate.
+bool is_ring_collective(const std::string& collective);
+// The path class of a measured ring: several nodes: net; else a busbw above any PCIe link's (64 GB/s,
+// Gen5 x16 is 63): nvlink; else pcie.
+std::string ring_path_class(int nodes, double peak_busbw_Bps);
+// InputError("--class" / "--collective") for an unknown class or a collective without a ring model.
+void check_calibration_options(const NcclTestsOptions& options);
+
 // Reads every run of an nccl-tests log as ring curves. InputError names the file (and "--ranks",
 // "--nodes", "--class" or "--collective" when a flag is needed or wrong).
 std::vector<RingCurve> ring_curves_from_nccl_tests(const std::string& path, const NcclTestsOptions& options);
@@ -120,6 +138,11 @@ Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double d
 // of one run count once (select_perftest_runs). InputError for logs without a usable table.
 void add_perftest_file(Calibration& cal, const std::string& path);
 void add_perftest_text(Calibration& cal, const std::string& path, const std::string& text);
+// The same from tables already selected (select_perftest_runs, or the verbs probe's samples as
+// perftest tables: calibrate/probe_import.h); `notes` are kept with the NIC's. False (the calibration
+// unchanged) when no table has a bandwidth or latency value.
+bool add_perftest_runs(Calibration& cal, const std::string& path, const std::vector<PerftestRun>& runs,
+                       const std::vector<std::string>& notes);
 
 // ---- Files ----
 

@@ -8,6 +8,9 @@
 #include <stdexcept>
 
 namespace ccsim {
+
+double median(std::vector<double> v);
+
 namespace {
 
 constexpr double kTukeyC = 4.685;      // 95% efficiency under Gaussian noise
@@ -23,16 +26,6 @@ struct Line {
   double scale = 0;        // robust scale of the relative residuals
 };
 
-// Selection instead of a sort: the same two middle values, in linear time (the robust fits call
-// this every iteration, on every candidate split).
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const std::size_t n = v.size();
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (n % 2) return *mid;
-  return 0.5 * (*std::max_element(v.begin(), mid) + *mid);
-}
 
 // Weighted least squares of t = a + c x with weights w_i / t_i^2, a >= 0.
 void solve_wls(const std::vector<double>& x, const std::vector<double>& t, const std::vector<std::size_t>& idx,
@@ -409,6 +402,17 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x, const std::vector<doub
     fit.max_rel_residual_final = std::max(fit.max_rel_residual_final, std::fabs(rel_residual(gt[g], fitted_time_s(fit, gx[g]))));
   }
   return fit;
+}
+
+// Selection instead of a sort: the same two middle values, in linear time (the robust fits call
+// this every iteration, on every candidate split).
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t n = v.size();
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2) return *mid;
+  return 0.5 * (*std::max_element(v.begin(), mid) + *mid);
 }
 
 }  // namespace ccsim

@@ -64,6 +64,9 @@ AlphaBetaFit fit_alpha_beta(const std::vector<double>& x_bytes, const std::vecto
 // The fitted model at x: latency + x / (beta * efficiency(x)).
 double fitted_time_s(const AlphaBetaFit& fit, double x_bytes);
 
+// The median (0 for no values; the mean of the two middle ones for an even count).
+double median(std::vector<double> v);
+
 // Piecewise-linear interpolation in log(x) between knots, flat outside; 1.0 without knots.
 double interpolate_efficiency(const std::vector<std::pair<double, double>>& knots, double x);
 

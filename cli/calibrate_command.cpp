@@ -7,6 +7,7 @@
 
 #include "algorithms/ring.h"
 #include "calibrate/calibration.h"
+#include "calibrate/probe_import.h"
 #include "cli/args.h"
 #include "common/error.h"
 #include "common/input_file.h"
@@ -27,7 +28,10 @@ std::string human_bytes(double b) {
 enum class FileKind { NcclTests, Perftest, Probe };
 
 FileKind sniff(const std::string& path, const std::string& text) {
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) return FileKind::Probe;
+  // A probe document is JSON (a pipe has no .json name): an object at its first character.
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if ((path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) || (first != std::string::npos && text[first] == '{'))
+    return FileKind::Probe;
   std::istringstream f(text);
   std::string line;
   bool perftest = false;
@@ -90,6 +94,11 @@ void print_report(const Calibration& cal, const std::string& output) {
     }
     for (const auto& n : cal.nic->notes) o << "  note: " << n << "\n";
   }
+  if (cal.shm) {
+    o << "shm: " << strprintf("%.3f", cal.shm->channel_Bps / 1e9) << " GB/s per channel (node.pcie.shm_channel_GBps)\n";
+    for (const auto& s : cal.shm->sources) o << "  source: " << s.file << " (" << s.kind << "): " << s.method << "\n";
+    for (const auto& n : cal.shm->notes) o << "  note: " << n << "\n";
+  }
   std::cout << o.str() << std::flush;
 }
 
@@ -119,6 +128,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
 
   std::vector<RingCurve> curves;
   std::vector<std::pair<std::string, std::string>> perftest;  // path, text
+  std::vector<ProbeDocument> probes;
   for (const std::string& path : args.positional()) {
     // Read once: the path may be a pipe (`ccsim calibrate <(ssh host cat log)`).
     std::string text = read_input_file(path, "log");
@@ -134,13 +144,22 @@ int run_calibrate(const std::vector<std::string>& argv) {
         perftest.emplace_back(path, std::move(text));
         break;
       case FileKind::Probe:
-        throw InputError(path, "ccsim calibrate does not read probe documents yet: give nccl-tests or perftest logs "
-                               "(a ccsim-probe-cuda host_kernel read rate of 1 block is node.pcie.shm_channel_GBps, "
-                               "set by hand: docs/probes.md)");
+        probes.push_back(parse_probe_document(path, text));
+        if (probes.back().probe == "nccl") {
+          auto c = ring_curves_from_nccl_probe(probes.back(), opt);
+          for (const auto& curve : c)
+            for (const auto& w : curve.warnings) std::cerr << "ccsim: warning: " << w << "\n";
+          curves.insert(curves.end(), c.begin(), c.end());
+        }
+        break;
     }
   }
   Calibration cal = calibrate_ring_curves(curves);
   for (const auto& [path, text] : perftest) add_perftest_text(cal, path, text);
+  for (const ProbeDocument& probe : probes) {
+    if (probe.probe == "verbs") add_verbs_probe(cal, probe);
+    if (probe.probe == "cuda") add_cuda_probe(cal, probe);
+  }
   const std::string output = args.get("output");
   write_file_atomically(output, calibration_to_json(cal));
   print_report(cal, output);

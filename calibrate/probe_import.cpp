@@ -1,0 +1,204 @@
+#include "calibrate/probe_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "calibrate/fit.h"
+#include "calibrate/nccl_tests_log.h"
+#include "calibrate/probes/probe_schema.h"
+#include "common/error.h"
+#include "common/json_input.h"
+#include "common/text.h"
+
+namespace ccsim {
+namespace {
+
+using nlohmann::json;
+
+const json& samples_of(const ProbeDocument& p) { return p.doc.at("samples"); }
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& x : parts) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+double number_or(const json& obj, const char* key, double fallback) {
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+ProbeDocument parse_probe_document(const std::string& path, const std::string& text) {
+  ProbeDocument p;
+  p.path = path;
+  p.doc = parse_user_json(text, path, /*allow_comments=*/false);
+  const std::vector<std::string> problems = probe::check_probe_document(p.doc);
+  if (!problems.empty())
+    throw InputError(path, "not a ccsim probe document (docs/probes.md, \"JSON schema\"): " + problems.front() +
+                               (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
+  p.probe = p.doc.at("probe").get<std::string>();
+  if (samples_of(p).empty()) {
+    const json& errors = p.doc.at("errors");
+    throw InputError(path, "the " + p.probe + " probe measured nothing" +
+                               (errors.empty() ? std::string("")
+                                               : ": " + errors.front().at("test").get<std::string>() + ": " +
+                                                     cut_for_message(errors.front().at("message").get<std::string>())));
+  }
+  return p;
+}
+
+std::vector<RingCurve> ring_curves_from_nccl_probe(const ProbeDocument& probe, const NcclTestsOptions& opt) {
+  check_calibration_options(opt);
+  const json& doc = probe.doc;
+  // The collectives NCCL chose for itself, as nccl-tests runs them; the forced NCCL_ALGO / NCCL_PROTO
+  // combinations describe one algorithm each, not the curve a default prediction is compared with.
+  std::map<std::string, RingCurve> by_collective;
+  std::map<std::string, double> peak_busbw;
+  std::set<std::string> other_combinations;
+  const std::string wanted = opt.collective.empty() ? "" : nccl_tests_collective_from_name(opt.collective);
+  const json& params = doc.value("parameters", json::object());
+  const int processes = static_cast<int>(number_or(params, "processes", 0));
+  std::set<std::string> hosts;
+  for (const auto& r : doc.value("ranks", json::array()))
+    if (r.is_object() && r.contains("hostname") && r.at("hostname").is_string()) hosts.insert(r.at("hostname").get<std::string>());
+  const int doc_nodes = hosts.empty() ? 1 : static_cast<int>(hosts.size());
+  const json& samples = samples_of(probe);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const json& s = samples[i];
+    const std::string test = s.at("test").get<std::string>();
+    if (!is_ring_collective(test) || (!wanted.empty() && test != wanted)) continue;
+    if (s.at("combination").get<std::string>() != "default") {
+      other_combinations.insert(s.at("combination").get<std::string>());
+      continue;
+    }
+    const std::string where = "samples[" + std::to_string(i) + "]";
+    const int nranks = s.at("nranks").get<int>();
+    const double bytes = s.at("bytes").get<double>();
+    const double host_avg = number_or(s, "time_us_host_avg", 0), median_us = s.at("time_us_median").get<double>();
+    const double time_us = host_avg > 0 ? host_avg : median_us;
+    if (!(bytes > 0) || !(time_us > 0) || !std::isfinite(time_us)) continue;  // a 0-byte call or a failed size
+    RingCurve& c = by_collective[test];
+    if (c.sizes.empty()) {
+      c.file = probe.path;
+      c.run = static_cast<int>(by_collective.size()) - 1;
+      c.collective = test;
+      c.collective_source = "the probe sample's test";
+      c.ranks = nranks;
+      c.nodes = doc_nodes;
+      // Without MPI one process runs every local GPU from one thread (ncclCommInitAll, group calls):
+      // its launches are serial, as nccl-tests -g N.
+      c.gpus_per_thread = processes > 0 && nranks % processes == 0 ? nranks / processes : 1;
+      if (host_avg <= 0)
+        c.warnings.push_back(probe.path + ": " + where + ": no time_us_host_avg; the per-call median is used");
+    } else if (c.ranks != nranks) {
+      throw InputError(probe.path, where + ": nranks " + std::to_string(nranks) + " differs from the " +
+                                       std::to_string(c.ranks) + " of the earlier " + test + " samples");
+    }
+    c.sizes.push_back(bytes);
+    c.times_s.push_back(time_us * 1e-6);
+    peak_busbw[test] = std::max(peak_busbw[test], s.at("busbw_GBps").get<double>() * 1e9);
+  }
+  if (by_collective.empty())
+    throw InputError(probe.path, "no all_reduce, all_gather or reduce_scatter samples of NCCL's default choice" +
+                                     std::string(wanted.empty() ? "" : " for " + wanted) +
+                                     (other_combinations.empty()
+                                          ? std::string("")
+                                          : " (only forced combinations: " + join(std::vector<std::string>(other_combinations.begin(), other_combinations.end()), ", ") +
+                                                "; rerun without --no-default)"));
+  std::vector<RingCurve> out;
+  for (auto& [test, c] : by_collective) {
+    if (opt.ranks > 0 && opt.ranks != c.ranks)
+      throw InputError("--ranks", std::to_string(opt.ranks) + " contradicts " + probe.path + ", which ran " +
+                                      std::to_string(c.ranks) + " ranks");
+    if (opt.nodes > 0 && !hosts.empty() && opt.nodes != c.nodes)
+      throw InputError("--nodes", std::to_string(opt.nodes) + " contradicts " + probe.path + ", which ran on " +
+                                      std::to_string(c.nodes) + " hosts");
+    if (opt.nodes > 0) c.nodes = opt.nodes;
+    if (c.ranks < 2) throw InputError(probe.path, "a collective on " + std::to_string(c.ranks) + " rank has nothing to calibrate");
+    const std::set<double> distinct(c.sizes.begin(), c.sizes.end());
+    if (distinct.size() < 3)
+      throw InputError(probe.path, test + ": " + std::to_string(distinct.size()) +
+                                       " sizes with a time; at least 3 are needed to fit");
+    c.path_class = opt.path_class.empty() ? ring_path_class(c.nodes, peak_busbw[test]) : opt.path_class;
+    if (c.gpus_per_thread > 1)
+      c.warnings.push_back(probe.path + ": " + test + ": one process drove " + std::to_string(c.gpus_per_thread) +
+                           " GPUs (the probe without MPI): its latency side includes their serial host launches; "
+                           "predict with -g " + std::to_string(c.gpus_per_thread) + " to compare, or run the probe under "
+                           "mpirun with one process per GPU");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void add_verbs_probe(Calibration& cal, const ProbeDocument& probe) {
+  // One perftest table per test, its samples in document order.
+  std::map<std::string, PerftestRun> runs;
+  std::vector<std::string> order;
+  for (const json& s : samples_of(probe)) {
+    const std::string test = s.at("perftest_equivalent").get<std::string>();
+    if (!runs.count(test)) order.push_back(test);
+    PerftestRun& run = runs[test];
+    run.test = test;
+    run.is_bandwidth = s.contains("bw_avg_Gbps");
+    run.units = run.is_bandwidth ? "Gb/sec" : "usec";
+    run.index = static_cast<int>(std::find(order.begin(), order.end(), test) - order.begin());
+    PerftestSample p;
+    p.bytes = s.at("bytes").get<std::uint64_t>();
+    p.iterations = s.at("iters").get<std::uint64_t>();
+    if (run.is_bandwidth) {
+      p.bw_avg_Gbps = s.at("bw_avg_Gbps").get<double>();
+      p.msg_rate_Mpps = number_or(s, "msg_rate_Mpps", -1);
+    } else {
+      p.t_min_us = s.at("t_min_us").get<double>();
+      p.t_typical_us = s.at("t_typical_us").get<double>();
+      p.t_avg_us = s.at("t_avg_us").get<double>();
+      p.p99_us = s.at("p99_us").get<double>();
+    }
+    run.samples.push_back(p);
+  }
+  std::vector<PerftestRun> tables;
+  for (const auto& t : order) tables.push_back(runs.at(t));
+  std::vector<std::string> notes;
+  const json& local = probe.doc.value("local", json::object());
+  if (local.is_object() && local.contains("memory") && local.at("memory").is_string())
+    notes.push_back(probe.path + ": buffers in " + local.at("memory").get<std::string>() + " memory" +
+                    (local.contains("registration") && local.at("registration").is_string()
+                         ? " (" + local.at("registration").get<std::string>() + " registration)"
+                         : std::string("")));
+  if (!add_perftest_runs(cal, probe.path, tables, notes))
+    throw InputError(probe.path, "no verbs probe sample with a bandwidth or latency value to calibrate from");
+}
+
+void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
+  std::vector<double> per_gpu;
+  std::vector<std::string> gpus;
+  for (const json& s : samples_of(probe)) {
+    if (s.at("test") != "host_kernel" || s.at("direction") != "read" || s.at("blocks").get<int>() != 1) continue;
+    const double rate = s.at("bw_per_block_GBps").get<double>();
+    if (!(rate > 0)) continue;
+    per_gpu.push_back(rate * 1e9);
+    gpus.push_back("GPU " + std::to_string(s.at("gpu").get<int>()) + " " + strprintf("%.6g", rate) + " GB/s");
+  }
+  if (per_gpu.empty())
+    throw InputError(probe.path, "no host_kernel read sample at 1 block (run ccsim-probe-cuda --tests host_kernel); "
+                                 "the cuda probe's other tests are not calibration inputs yet (docs/calibration.md)");
+  ShmCalibration shm = cal.shm.value_or(ShmCalibration{});
+  shm.channel_Bps = median(per_gpu);
+  CalibrationSource src;
+  src.file = probe.path;
+  src.kind = "ccsim-probe-cuda host_kernel";
+  src.collective = "host_kernel read, 1 block";
+  src.points = per_gpu.size();
+  src.beta_Bps = shm.channel_Bps;
+  src.method = per_gpu.size() == 1 ? "one GPU" : "median over " + std::to_string(per_gpu.size()) + " GPUs";
+  shm.sources.push_back(src);
+  shm.notes.push_back(probe.path + ": one thread block reading pinned host memory, as one channel of NCCL's SHM "
+                                   "transport loads its FIFO: " + join(gpus, ", "));
+  cal.shm = shm;
+}
+
+}  // namespace ccsim
