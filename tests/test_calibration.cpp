@@ -15,6 +15,7 @@
 #include "cli/calibrate_command.h"
 #include "common/error.h"
 #include "topologies/spec.h"
+#include "tests/input_error_of.h"
 
 namespace ccsim {
 namespace {
@@ -25,14 +26,7 @@ std::string temp_path(const std::string& name) { return ::testing::TempDir() + "
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return testing::input_error_of(f); }
 
 // Per size: the mean of the measurements within 15% of the fastest (out-of-place / in-place; a
 // slower repeat is a spike), as the fit sees the curve.

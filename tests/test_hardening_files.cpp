@@ -15,6 +15,7 @@
 #include "common/input_file.h"
 #include "common/output_file.h"
 #include "hardening_helpers.h"
+#include "tests/input_error_of.h"
 
 namespace ccsim {
 namespace {
@@ -25,14 +26,7 @@ using hardening::slurp;
 using hardening::temp_path;
 using hardening::write_temp;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return testing::input_error_of(f); }
 
 TEST(HardeningFiles, InputsRefuseDirectoriesDevicesAndOversizedFiles) {
   EXPECT_EQ(error_of([] { read_input_file("/tmp", "topology file"); }), "/tmp: is a directory, not a topology file");

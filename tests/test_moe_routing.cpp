@@ -14,20 +14,14 @@
 #include "scenarios/moe/scenario_file.h"
 #include "scenarios/moe/trace.h"
 #include "scenarios/moe/traffic.h"
+#include "tests/input_error_of.h"
 
 namespace ccsim::moe {
 namespace {
 
 const std::string kSample = std::string(CCSIM_SOURCE_DIR) + "/scenarios/moe-trace-sample.csv";
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return testing::input_error_of(f); }
 
 // C(a, k) / C(b, k) for a <= b.
 double binomial_ratio(int a, int b, int k) {

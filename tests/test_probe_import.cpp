@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "topologies/spec.h"
 #include "tests/cli_runner.h"
+#include "tests/input_error_of.h"
 
 namespace ccsim {
 namespace {
@@ -38,14 +39,7 @@ json probe_base(const std::string& probe) {
 
 ProbeDocument as_probe(const json& doc) { return parse_probe_document("probe.json", doc.dump()); }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+std::string error_of(const std::function<void()>& f) { return testing::input_error_of(f); }
 
 // The A100 all_reduce log as the nccl probe would have recorded it: one sample per size, the faster
 // of its out-of-place and in-place times as the host average (the log's 512 MiB out-of-place time is
