@@ -78,9 +78,10 @@ struct Calibration {
 
 const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "net"}
 
-// Whether the calibration holds a ring class (fitted from nccl-tests): only then does predict replay
-// the calibrated ring. One with perftest's NIC figures only is a topology change (calibration_effect's
-// overrides), and NCCL's tuner still chooses the algorithm and protocol.
+// Whether the calibration holds a ring class (fitted from nccl-tests or the nccl probe): only then
+// does predict replay the calibrated ring. One with NIC (perftest, verbs probe) or SHM (cuda probe)
+// figures only is a topology change (calibration_effect's overrides), and NCCL's tuner still chooses
+// the algorithm and protocol.
 bool calibrates_ring(const Calibration& cal);
 // `cal` when it calibrates the ring, else nullptr: what PredictRequest::calibration takes.
 const Calibration* ring_calibration(const Calibration* cal);

@@ -75,8 +75,8 @@ struct ReportFacts {
   // nccl-tests' launch mode (-t, -g) and the host time of one launch (node.cpu.launch_us).
   int threads = 1, gpus_per_thread = 1;
   double host_launch_s = 0;
-  // --calibration: the file, the ring class it was read for (empty: the file has none, only NIC
-  // figures), the topology settings it changed and what else it said.
+  // --calibration: the file, the ring class it was read for (empty: the file has none, only NIC or
+  // SHM figures), the topology settings it changed and what else it said.
   std::string calibration_file, calibration_class;
   std::vector<std::string> calibration_overrides, calibration_notes;
   // --env: what each NCCL setting did ("NCCL_P2P_DISABLE=1: node.pcie.p2p=none, ...").

@@ -59,7 +59,7 @@ struct PredictRequest {
   // fitted bandwidths already applied to the topology (calibration_effect), and the fitted efficiency
   // of the bandwidth term at each size; the tuner's protocol choice is not used, since the measured
   // curve already contains whatever NCCL chose on that machine. A calibration without a ring class
-  // (perftest's NIC figures only) is not set here: its overrides are the topology (ring_calibration).
+  // (NIC or SHM figures only) is not set here: its overrides are the topology (ring_calibration).
   const Calibration* calibration = nullptr;
   StepTiming calibrated_timing;
   // nccl-tests -t / -g: with several GPUs per thread every size costs at least their serial host
