@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ccsim {
 namespace {
@@ -13,12 +14,6 @@ const std::vector<std::pair<std::string, int>>& type_table() {
       {"int8", 1},  {"uint8", 1}, {"int32", 4},  {"uint32", 4},   {"int64", 8},  {"uint64", 8},
       {"half", 2},  {"float", 4}, {"double", 8}, {"bfloat16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}};
   return t;
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 }  // namespace

@@ -41,7 +41,6 @@ std::string fmt(double v) {
   return buf;
 }
 
-
 // Host of a device line "Rank  0 Group  0 Pid  25 on HOST device  0 [...] NAME".
 std::string device_host(const std::string& line) {
   std::istringstream in(line);
@@ -460,7 +459,7 @@ bool add_perftest_runs(Calibration& cal, const std::string& path, const std::vec
     s.run = run.index;
     s.collective = run.test;
     if (distinct.size() >= 3) {
-    const AlphaBetaFit f = fit_alpha_beta(x, t);
+      const AlphaBetaFit f = fit_alpha_beta(x, t);
       s.points = f.points;
       s.intercept_s = f.latency_s;
       s.beta_Bps = std::isinf(f.beta_Bps) ? 0 : f.beta_Bps;

@@ -8,9 +8,6 @@
 #include <stdexcept>
 
 namespace ccsim {
-
-double median(std::vector<double> v);
-
 namespace {
 
 constexpr double kTukeyC = 4.685;      // 95% efficiency under Gaussian noise
@@ -25,7 +22,6 @@ struct Line {
   std::vector<double> w;   // robust weights of the points used (same order as the index list)
   double scale = 0;        // robust scale of the relative residuals
 };
-
 
 // Weighted least squares of t = a + c x with weights w_i / t_i^2, a >= 0.
 void solve_wls(const std::vector<double>& x, const std::vector<double>& t, const std::vector<std::size_t>& idx,

@@ -19,12 +19,6 @@ using nlohmann::json;
 
 const json& samples_of(const ProbeDocument& p) { return p.doc.at("samples"); }
 
-std::string join(const std::vector<std::string>& parts, const char* sep) {
-  std::string out;
-  for (const auto& x : parts) out += (out.empty() ? "" : sep) + x;
-  return out;
-}
-
 double number_or(const json& obj, const char* key, double fallback) {
   const auto it = obj.find(key);
   return it != obj.end() && it->is_number() ? it->get<double>() : fallback;
@@ -140,12 +134,14 @@ void add_verbs_probe(Calibration& cal, const ProbeDocument& probe) {
   std::vector<std::string> order;
   for (const json& s : samples_of(probe)) {
     const std::string test = s.at("perftest_equivalent").get<std::string>();
-    if (!runs.count(test)) order.push_back(test);
     PerftestRun& run = runs[test];
-    run.test = test;
+    if (run.test.empty()) {
+      run.test = test;
+      run.index = static_cast<int>(order.size());
+      order.push_back(test);
+    }
     run.is_bandwidth = s.contains("bw_avg_Gbps");
     run.units = run.is_bandwidth ? "Gb/sec" : "usec";
-    run.index = static_cast<int>(std::find(order.begin(), order.end(), test) - order.begin());
     PerftestSample p;
     p.bytes = s.at("bytes").get<std::uint64_t>();
     p.iterations = s.at("iters").get<std::uint64_t>();

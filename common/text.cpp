@@ -26,6 +26,12 @@ std::string lower(std::string s) {
   return s;
 }
 
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& x : parts) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
 bool is_provenance(const std::string& line) {
   for (const char* p : {"# SOURCE:", "# HARDWARE:", "# TOOL:", "# NOTE:"})
     if (line.rfind(p, 0) == 0) return true;

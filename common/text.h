@@ -11,6 +11,8 @@ namespace ccsim {
 std::vector<std::string> split_ws(const std::string& s);
 std::string trim(const std::string& s);
 std::string lower(std::string s);
+// The parts with `sep` between them ("a, b, c").
+std::string join(const std::vector<std::string>& parts, const std::string& sep = ", ");
 // The provenance lines reference files carry on top ("# SOURCE:", "# HARDWARE:", "# TOOL:", "# NOTE:");
 // users' own files do not have them.
 bool is_provenance(const std::string& line);

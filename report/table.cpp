@@ -40,8 +40,7 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
   }
   for (const auto& e : f.nccl_env) pre.push_back("# NCCL environment: " + e);
   if (!f.calibration_file.empty()) {
-    std::string applied;
-    for (const auto& o : f.calibration_overrides) applied += (applied.empty() ? "" : ", ") + o;
+    const std::string applied = join(f.calibration_overrides);
     pre.push_back("# calibration: " + f.calibration_file +
                   (f.calibration_class.empty() ? " (no ring class: NCCL's choice is predicted on the calibrated topology)"
                                                : " (class " + f.calibration_class + ")") +

@@ -202,15 +202,13 @@ ScenarioWorkloadResult run_validate(const Scenario& scenario, const nlohmann::js
 VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, const VariantRunOptions& options) {
   const ScenarioVariant& variant = scenario.variants.at(variant_index);
   nlohmann::json spec = variant_spec(scenario, variant);
-  Calibration calibration;
   StepTiming calibrated_timing;
-  if (!scenario.calibration_file.empty()) {
-    calibration = load_calibration(scenario.calibration_file);
-    const CalibrationEffect effect = calibration_effect(calibration, spec, StepTiming{});
+  if (scenario.calibration) {
+    const CalibrationEffect effect = calibration_effect(*scenario.calibration, spec, StepTiming{});
     for (const auto& o : effect.spec_overrides) apply_override(spec, o, scenario.calibration_file);
     calibrated_timing = effect.timing;
   }
-  const Calibration* ring = scenario.calibration_file.empty() ? nullptr : ring_calibration(&calibration);
+  const Calibration* ring = scenario.calibration ? ring_calibration(&*scenario.calibration) : nullptr;
   const Topology topo = build_topology(spec, scenario.file + " (variant " + variant.name + ")");
   VariantResult out;
   out.index = variant_index;

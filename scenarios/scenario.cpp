@@ -10,7 +10,6 @@
 #include "common/json_input.h"
 #include "common/text.h"
 #include "common/units.h"
-#include "calibrate/calibration.h"
 #include "calibrate/nccl_tests_log.h"
 #include "scenarios/validate_log.h"
 #include "topologies/nccl_env.h"
@@ -279,7 +278,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
     if (!probe) cluster.at("calibration").fail("cannot open calibration file '" + sc.calibration_file + "'");
     // Read now: a bad file is refused before any variant runs, and only a ring calibration limits the
     // collectives (perftest's NIC figures describe the network for all of them).
-    sc.calibration_rings = calibrates_ring(load_calibration(sc.calibration_file));
+    sc.calibration = load_calibration(sc.calibration_file);
   }
 
   // ---- workloads ----
@@ -290,7 +289,7 @@ Scenario parse_scenario(const ojson& doc, const std::string& file, const std::st
   for (std::size_t i = 0; i < workloads.array_size(); ++i) {
     ScenarioWorkload w = parse_workload(workloads.at(i), base_dir);
     if (!names.insert(w.name).second) workloads.at(i).fail("duplicate workload name '" + w.name + "'");
-    if (sc.calibration_rings && w.collective != "all_reduce" && w.collective != "all_gather" &&
+    if (sc.calibration && calibrates_ring(*sc.calibration) && w.collective != "all_reduce" && w.collective != "all_gather" &&
         w.collective != "reduce_scatter")
       (workloads.at(i).has("collective") ? workloads.at(i).at("collective") : workloads.at(i))
           .fail("a calibration describes ring all_reduce / all_gather / reduce_scatter, not " + w.collective);

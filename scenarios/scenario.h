@@ -4,12 +4,14 @@
 // named override sets and a matrix whose every combination of listed values is one variant.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "algorithms/nccl_versions.h"
+#include "calibrate/calibration.h"
 
 namespace ccsim {
 
@@ -54,7 +56,7 @@ struct Scenario {
   bool nodes_given = false;            // cluster.nodes was given (validate: it wins over the log's hosts)
   std::string topology_source;         // preset name or file, for build_topology messages
   std::string calibration_file;        // empty: none (resolved relative to the scenario file)
-  bool calibration_rings = false;      // the file has a ring class (calibrates_ring)
+  std::optional<Calibration> calibration;  // the file, read once when the scenario is parsed
   std::vector<ScenarioWorkload> workloads;
   std::vector<ScenarioVariant> variants;     // named x matrix, expanded
   std::vector<std::uint64_t> rank_at_bytes;  // sizes the report ranks the variants at

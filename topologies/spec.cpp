@@ -39,12 +39,6 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   return keys;
 }
 
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
