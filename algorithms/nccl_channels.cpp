@@ -8,6 +8,7 @@
 
 #include "algorithms/collnet.h"
 #include "topologies/routing.h"
+#include "topologies/transports.h"
 
 namespace ccsim {
 
@@ -358,9 +359,18 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   int nc = std::min(nccl230::kMaxChannels, s.ring.nChannels * 2);
   std::string cd = fmt("coll channels: 2 x %.0f ring channels", s.ring.nChannels);
   if (s.collnet && s.collnet_graph.bwIntra > s.collnet_graph.bwInter && s.nranks > s.nnodes) nc = std::min(nccl230::kMaxChannels, nc + nc / 2);
-  if (cc >= 90 && multi && s.ring.bwIntra > 45.0 && 2 * nc <= nccl230::kMaxChannels) {
+  // NCCL doubles below 16 channels only ("nChannels < 16"; RCCL's connect.cc has "2*nChannels <=
+  // maxChannels" instead, which doubles 16 to 32: NCCL 2.20's 2-node p5 run prints 16 coll channels).
+  if (cc >= 90 && multi && s.ring.bwIntra > 45.0 && nc < 16) {
     nc *= 2;
-    cd += " x 2 (sm90+ multi-node, ring bwIntra > 45)";
+    cd += " x 2 (sm90+ multi-node, ring bwIntra > 45, below 16)";
+  }
+  // A net plugin whose receives land in GPU bounce buffers that NCCL's kernel unpacks
+  // (NCCL_NET_DEVICE_UNPACK: GPUDirect-TCPX) doubles once more below 16 channels
+  // (NCCL_UNPACK_DOUBLE_NCHANNELS, default 1).
+  if (transport_info(topo.network.transport).unpack_device && multi && nics > 0 && nc < 16) {
+    nc *= 2;
+    cd += " x 2 (net device unpack, below 16)";
   }
   if (ppn == 1 && !multi) nc = 1;
   s.coll_channels = nc;

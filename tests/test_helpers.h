@@ -2,7 +2,9 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "topologies/nccl_env.h"
 #include "topologies/spec.h"
 #include "topologies/topology.h"
 
@@ -34,6 +36,17 @@ inline nlohmann::json single_gpu_nodes_spec(int nodes, int nodes_per_leaf, doubl
 inline Topology preset(const std::string& name, int nodes) {
   nlohmann::json spec = load_topology_spec(name);
   set_node_count(spec, nodes);
+  return build_topology(spec, name);
+}
+
+// A preset with `--set KEY=VALUE` changes and then `--env NCCL_NAME=VALUE` settings, as the CLI
+// applies them.
+inline Topology preset(const std::string& name, int nodes, const std::vector<std::string>& sets,
+                       const std::vector<std::string>& envs = {}) {
+  nlohmann::json spec = load_topology_spec(name);
+  set_node_count(spec, nodes);
+  for (const auto& s : sets) apply_override(spec, s, "--set");
+  for (const auto& e : envs) apply_nccl_env(spec, e, "--env " + e, name);
   return build_topology(spec, name);
 }
 

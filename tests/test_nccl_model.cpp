@@ -39,15 +39,31 @@ TEST(NcclChannels, H100MultiNodeGraphs) {
   const NcclTopoSummary s = h100(4);
   // GPU->NET: min(NIC 400 Gb/s = 50, PCIe Gen5 x16 = 16*240/80 = 48) = 48. Ring (sm90 inter speeds):
   // 48 -> min(8 NICs x 1, floor(370.8*8/(7*48)) = 8) = 8 ch; 8 x 48 = 384 >= 370.8 optimal.
-  // No dup (sm > 80, 48 < 50, 8 > 4). comm: 2 x 8 = 16, x2 (sm90, multi-node, 48 > 45) = 32.
+  // No dup (sm > 80, 48 < 50, 8 > 4). comm: 2 x 8 = 16; the sm90 multi-node doubling (bwIntra 48 >
+  // 45) applies only below 16 channels (connect.cc "nChannels < 16"), so 16, as NCCL 2.20's 2-node
+  // p5 debug log prints (tests/data/nccl-tests/nccl_debug_2.txt: "16 coll channels").
   EXPECT_EQ(s.ring.nChannels, 8);
   EXPECT_DOUBLE_EQ(s.ring.bwInter, 48.0);
   EXPECT_EQ(s.ring.typeInter, NcclPath::Pix);
-  EXPECT_EQ(s.coll_channels, 32);
+  EXPECT_EQ(s.coll_channels, 16);
   // NVLS with NET: 48 -> 6 ch, 45 -> 7, 42 -> 7, 40 -> 8 ((8+1)x40 = 360): 8 x 40; bwInter -> 48.
   EXPECT_EQ(s.nvls_graph.nChannels, 8);
   EXPECT_DOUBLE_EQ(s.nvls_graph.bwIntra, 40.0);
   EXPECT_DOUBLE_EQ(s.nvls_graph.bwInter, 48.0);
+}
+
+// GPUDirect-TCPX's plugin reports NCCL_NET_DEVICE_UNPACK, and connect.cc doubles the collective
+// channels once more below 16 on several nodes: gcp-a3-high's 4 NICs give a 4-channel ring graph,
+// 2 x 4 = 8 coll channels, doubled to 16. TCPXO's plugin (not public) keeps NCCL's host device: 8.
+TEST(NcclChannels, UnpackNetDeviceDoublesBelowSixteen) {
+  const NcclTopoSummary tcpx = summarize_for_nccl(testing::preset("gcp-a3-high", 2));
+  EXPECT_EQ(tcpx.ring.nChannels, 4);
+  EXPECT_EQ(tcpx.coll_channels, 16);
+  const NcclTopoSummary tcpxo =
+      summarize_for_nccl(testing::preset("gcp-a3-high", 2, {"node.nic.transport=tcpxo"}));
+  EXPECT_EQ(tcpxo.coll_channels, 8);
+  // One node never crosses the network: no doubling (2 x 12 ring channels on NVLink).
+  EXPECT_EQ(summarize_for_nccl(testing::preset("gcp-a3-high", 1)).coll_channels, 24);
 }
 
 TEST(NcclModel, WorkedExampleOneNodeH100AllReduce) {

@@ -47,6 +47,10 @@ const std::vector<TransportInfo>& transports() {
     t = TransportInfo{};
     t.transport = Transport::GpuDirectTcpx, t.name = "tcpx", t.label = "TCPX";
     t.efficiency = 0.966, t.latency_us = 25.0, t.gpudirect_default = true;
+    // The plugin's receive side is NCCL's unpack device (nccl-plugin-gpudirecttcpx ships the
+    // unpack kernel's definitions, src/devcomm/unpack_defs1.h). TCPXO's plugin is not public, so it
+    // keeps NCCL's host device type.
+    t.unpack_device = true;
     t.host_staging_allowed = false;
     t.why_not = "GPUDirect-TCPX moves payloads NIC<->GPU memory by design; for host-staged sockets use transport tcp";
     v.push_back(t);

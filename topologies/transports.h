@@ -20,6 +20,9 @@ struct TransportInfo {
   // to NCCL's tuner (ncclNetProperties_t.latency); 0 is "not set", NCCL's own constants alone.
   double plugin_latency_us = 0;
   bool gpudirect_default = true;  // default node.nic.gpudirect_rdma
+  // The net plugin reports NCCL_NET_DEVICE_UNPACK: received payloads land in GPU bounce buffers that
+  // NCCL's kernel unpacks, and connect.cc doubles the collective channels below 16 on several nodes.
+  bool unpack_device = false;
   // Which values of node.nic.gpudirect_rdma describe a real machine: tcp (NCCL's sockets) always
   // stages through host memory, tcpx/tcpxo never do (that is what they are); ib/roce do either.
   bool gpudirect_allowed = true;
