@@ -373,9 +373,36 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     cd += " x 2 (net device unpack, below 16)";
   }
   if (ppn == 1 && !multi) nc = 1;
-  s.coll_channels = nc;
   s.notes.push_back(cd + fmt(" = %.0f", nc));
-  if (s.nvls) s.notes.push_back(fmt("nvls channels: %.0f (NCCL_NVLS_NCHANNELS default)", s.nvls_channels));
+
+  // The user's channel settings (NcclChannelSettings), after the doublings: connect.cc keeps
+  // min(NCCL_MAX_NCHANNELS, channels, maxCTAs), then duplicates the first channels up to
+  // max(NCCL_MIN_NCHANNELS, minCTAs); nvls.cc keeps max(minCTAs, min(maxCTAs, NVLS channels)).
+  // config.minCTAs above maxCTAs is lowered to it (init.cc's config check).
+  static_assert(kNcclMaxChannels == nccl230::kMaxChannels, "one MAXCHANNELS");
+  const NcclChannelSettings& set = topo.nccl_channels;
+  const int max_ctas = set.max_ctas > 0 ? set.max_ctas : nccl230::kMaxChannels;
+  const int min_ctas = std::min(set.min_ctas > 0 ? set.min_ctas : 1, max_ctas);
+  const int max_channels = set.max_channels > 0 ? set.max_channels : nccl230::kMaxChannels;
+  if (s.nranks > 1) {
+    const int kept = std::max(std::min({max_channels, nc, max_ctas}), std::max(set.min_channels, min_ctas));
+    if (kept != nc)
+      s.notes.push_back(fmt("coll channels: %.0f -> %.0f (NCCL_MAX_NCHANNELS and NCCL_MAX_CTAS keep min(%.0f, n, %.0f), ",
+                            nc, kept, max_channels, max_ctas) +
+                        fmt("NCCL_MIN_NCHANNELS and NCCL_MIN_CTAS raise it to max(%.0f, %.0f) by duplicating channels)",
+                            set.min_channels, min_ctas));
+    nc = kept;
+  }
+  s.coll_channels = nc;
+  if (s.nvls) {
+    const int wanted = set.nvls_channels > 0 ? set.nvls_channels : s.nvls_channels;
+    s.nvls_channels = std::max(min_ctas, std::min(max_ctas, wanted));
+    s.notes.push_back(fmt("nvls channels: %.0f", s.nvls_channels) +
+                      (set.nvls_channels > 0 ? fmt(" (NCCL_NVLS_NCHANNELS %.0f", set.nvls_channels)
+                                             : std::string(" (NCCL_NVLS_NCHANNELS default")) +
+                      (s.nvls_channels != wanted ? fmt(", held within NCCL_MIN/MAX_CTAS %.0f..%.0f)", min_ctas, max_ctas)
+                                                 : std::string(")")));
+  }
   return s;
 }
 

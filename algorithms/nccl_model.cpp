@@ -234,22 +234,31 @@ double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p
   if (s.nranks < 2) return 0;
   // Kernel and protocol rates the engine's links cannot produce: NCCL 2.30.7's measurements whatever
   // release's tuner picks (--nccl-version moves the choice and NCCL's model, not the kernels' rates).
-  const Ceilings c = ceilings_for(s, *default_nccl_version().tuner);
+  const NcclTunerConstants& tuner = *default_nccl_version().tuner;
+  const Ceilings c = ceilings_for(s, tuner);
+  // NCCL's model counts the graph's channels; where NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS leave fewer
+  // running (comm->nChannels, nvlsChannels below the graph's), the per-channel ceilings count those.
+  const int ring_channels = std::min(s.ring.nChannels, s.coll_channels);
+  const int tree_channels = std::min(s.tree.nChannels, s.coll_channels);
   switch (a) {
     case Algo::Ring:
       if (p == Proto::LL) return c.llMaxBw;
-      if (p == Proto::LL128) return s.ring.nChannels * c.perChMaxRingLL128Bw;
-      return 0;
+      if (p == Proto::LL128) return ring_channels * c.perChMaxRingLL128Bw;
+      // Simple: what one channel's thread block copies, on every channel that runs. NCCL gives no
+      // Ring figure (its rings are link-bound at the default channel counts); its one-node Tree
+      // Simple ceiling is its measurement of one channel's block (perChMaxTreeBws[arch][1 node]:
+      // Hopper 38.7 GB/s; a published H200 node measures 37.5 busbw with one CTA, docs/accuracy.md).
+      return s.coll_channels * tuner.perChMaxTreeBws[arch_row(s, tuner)][0];
     case Algo::Tree: {
       if (f != Func::AllReduce) return 0;
-      const double tree = s.tree.nChannels * c.perChMaxTreeBw;
+      const double tree = tree_channels * c.perChMaxTreeBw;
       if (p == Proto::LL) return std::min(tree, c.llMaxBw);
-      if (p == Proto::LL128) return std::min(tree, s.tree.nChannels * c.perChMaxTreeLL128Bw);
+      if (p == Proto::LL128) return std::min(tree, tree_channels * c.perChMaxTreeLL128Bw);
       return tree;
     }
     case Algo::NVLSTree:
       return f == Func::AllReduce && p == Proto::Simple && s.nnodes > 1 && c.perChMaxNVLSTreeBw != kNoCeiling
-                 ? s.nvls_graph.nChannels * c.perChMaxNVLSTreeBw
+                 ? std::min(s.nvls_graph.nChannels, s.nvls_channels) * c.perChMaxNVLSTreeBw
                  : 0;
     default:
       return 0;

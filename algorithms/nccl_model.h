@@ -111,8 +111,10 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
 // NCCL's ceilings on an algorithm's bus bandwidth that are not link rates (GB/s): the measured kernel
 // and protocol limits ncclTopoTuneModel applies, llMaxBws (Ring LL; Tree LL), the graph's channels x
 // perChMaxRingLL128Bws (Ring LL128), perChMaxTreeBws (Tree), perChMaxTreeLL128Bws (Tree LL128) and
-// perChMaxNVLSTreeBws (NVLSTree). 0 where NCCL applies none (other algorithms or functions, a zero
-// table entry). The efficiencies it also applies (LL x0.5, LL128 x0.92, Tree all_reduce x0.92, /3.8)
+// perChMaxNVLSTreeBws (NVLSTree), each over the graph's channels or the fewer that run (coll_channels,
+// nvls_channels: NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS); for Ring/Simple, which NCCL does not bound, one
+// thread block's Simple rate (the one-node perChMaxTreeBw) x the coll channels. 0 where none applies
+// (other algorithms or functions, a zero table entry). The efficiencies it also applies (LL x0.5, LL128 x0.92, Tree all_reduce x0.92, /3.8)
 // are not ceilings: the engine's wire bytes stand for them (the protocols' line overheads, and
 // kTreeAllReduceEfficiency in the Tree's wire factor). Always NCCL 2.30.7's tables: they stand
 // for the kernels' rates, which --nccl-version (s.nccl_version: NCCL's choice and model) does not change.

@@ -34,13 +34,14 @@ struct RingScheduleOptions {
   double wire_factor = 1.0;  // protocol overhead: bytes on the wire per data byte (LL 2, LL128 128/120)
   bool expand_channels_and_chunks = false;  // one record per channel and chunk instead of merged records
   // > 0: data bytes per second one NCCL channel moves over any of its connections, whatever the links
-  // allow: NCCL's Ring LL and LL128 ceilings (ring_channel_cap_Bps). A ring advances in lockstep, so
-  // every connection carries the whole stream and each is capped.
+  // allow: NCCL's Ring LL and LL128 ceilings and one block's Simple rate (ring_channel_cap_Bps). A
+  // ring advances in lockstep, so every connection carries the whole stream and each is capped.
   double channel_rate_cap_Bps = 0;
 };
 
 // NCCL's ceiling of a ring with protocol `p` (nccl_busbw_ceiling_GBps: llMaxBw for LL,
-// perChMaxRingLL128Bw x the ring graph's channels for LL128; none for Simple) as data bytes per
+// perChMaxRingLL128Bw x the ring graph's channels for LL128, one block's Simple rate x the coll
+// channels for Simple) as data bytes per
 // second of one of the plan's channels: a ring's busBw is the rate at which each of its connections
 // moves data, summed over the channels.
 double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p);

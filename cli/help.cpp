@@ -79,7 +79,9 @@ Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, gb200-nvl72, gc
 --env NCCL_NAME=VALUE (repeatable): an NCCL setting the run was made with, as the description change it
   stands for: NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NVLS_ENABLE, NCCL_NET_GDR_LEVEL, NCCL_IB_DISABLE,
   NCCL_COLLNET_ENABLE, NCCL_MNNVL_ENABLE, NCCL_NVLS_CHUNKSIZE, NCCL_NVLSTREE_MAX_CHUNKSIZE,
-  NCCL_P2P_NET_CHUNKSIZE, NCCL_P2P_NVL_CHUNKSIZE, NCCL_P2P_PCI_CHUNKSIZE, NCCL_ALGO, NCCL_PROTO;
+  NCCL_P2P_NET_CHUNKSIZE, NCCL_P2P_NVL_CHUNKSIZE, NCCL_P2P_PCI_CHUNKSIZE, NCCL_MIN_NCHANNELS,
+  NCCL_MAX_NCHANNELS (and the NRINGS names), NCCL_MIN_CTAS, NCCL_MAX_CTAS, NCCL_NVLS_NCHANNELS, NCCL_ALGO,
+  NCCL_PROTO;
   others are reported as not modelled
   (docs/topology.md "NCCL environment").
 Exit codes: 0 success, 2 bad input (one line on stderr naming the file and place), 1 internal error.

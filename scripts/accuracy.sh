@@ -46,7 +46,7 @@ cases=(
   "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa"
   "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology oci-a100"
   "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology gcp-a3-high --algo Ring --proto Simple"
-  "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology gcp-a3-high --algo Ring --proto Simple"
+  "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology gcp-a3-high --algo Ring --proto Simple --env NCCL_MIN_NCHANNELS=12 --env NCCL_MAX_NCHANNELS=12"
   "gcp-a3mega-2node-tcpxo-allgather-dstack.txt|--topology gcp-a3-mega --algo Ring,Tree --proto Simple,LL128"
   "gcp-a3mega-2node-allreduce-8B-8G.txt|--topology gcp-a3-mega"
   "gcp-a4-b200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-b200 --set node.nic.transport=roce"

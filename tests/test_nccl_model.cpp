@@ -214,10 +214,12 @@ TEST(NcclModel, BusBandwidthCeilingsByHand) {
   EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(many, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 45.5);
   EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(one, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 0.0);
   // Ring: llMaxBws for LL (one node: the arch row, Hopper 141), perChMaxRingLL128Bws for LL128;
-  // no ceiling for Simple, nor for Tree outside all_reduce.
+  // Simple: one block's rate, Hopper's one-node perChMaxTreeBw 38.7, on each of the 16 coll
+  // channels that run (above the 8 x 48 the links carry: it binds only with fewer channels).
+  // No ceiling for Tree outside all_reduce.
   EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(one, Func::AllGather, Algo::Ring, Proto::LL), 141.0);
   EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Ring, Proto::LL128), two.ring.nChannels * 36.7);
-  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Ring, Proto::Simple), 0.0);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::AllReduce, Algo::Ring, Proto::Simple), 16 * 38.7);
   EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(two, Func::Broadcast, Algo::Tree, Proto::Simple), 0.0);
 }
 

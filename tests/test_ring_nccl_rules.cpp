@@ -82,13 +82,14 @@ TEST(RingNcclRules, LlRunsAtNcclsCeilingAcrossNodes) {
 // one-node llMaxBw (141 GB/s busBw) = 6.6 + 8.4 + 13.01 = 28.01 us.
 TEST(RingNcclRules, LlRunsAtNcclsCeilingOnOneNode) {
   EXPECT_NEAR(time_us("dgx-h100", 1, "all_reduce", {}, 1 << 20), 6.6 + 14 * 0.6 + 2.0 * 7 / 8 * (1 << 20) / 141e9 * 1e6, 0.02);
-  // The cap per channel of the plan: llMaxBw / channels; Simple has none.
+  // The cap per channel of the plan: llMaxBw / channels; Simple: 24 coll channels x one block's
+  // 38.7 GB/s (Hopper's one-node perChMaxTreeBw) / channels.
   const Topology topo = testing::preset("dgx-h100", 1);
   const NcclTopoSummary s = summarize_for_nccl(topo);
   const RingPlan plan = plan_rings(topo, 4);
   EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::LL), 141e9 / 4);
   EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::LL128), s.ring.nChannels * 36.7e9 / 4);
-  EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::Simple), 0.0);
+  EXPECT_DOUBLE_EQ(ring_channel_cap_Bps(s, plan, Proto::Simple), 24 * 38.7e9 / 4);
 }
 
 // A chain (broadcast, reduce) carries its whole stream over every connection, so NCCL's Ring/LL

@@ -22,8 +22,7 @@ namespace {
 // NCCL's default for each, and the report says so.
 const std::vector<std::string>& known_unmodelled() {
   static const std::vector<std::string> names = {
-      "NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS", "NCCL_MAX_NRINGS",
-      "NCCL_MIN_NRINGS", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
+      "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
       "NCCL_LL128_NTHREADS", "NCCL_SHM_DISABLE", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_NET_GDR_READ",
       "NCCL_NET_GDR_C2C", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_NVB_DISABLE", "NCCL_CROSS_NIC",
       "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_LL_THRESHOLD",
@@ -132,7 +131,8 @@ bool nccl_env_modelled(const std::string& name) {
       "NCCL_ALGO",          "NCCL_PROTO",          "NCCL_P2P_DISABLE",    "NCCL_P2P_LEVEL",      "NCCL_NVLS_ENABLE",
       "NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL",   "NCCL_IB_DISABLE",     "NCCL_COLLNET_ENABLE", "NCCL_MNNVL_ENABLE",
       "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
-      "NCCL_P2P_PCI_CHUNKSIZE"};
+      "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS",
+      "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_NVLS_NCHANNELS"};
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -352,6 +352,39 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     }
     set_key(spec, {"node", c.section}, "p2p_chunk_bytes", static_cast<int>(v), effects);
     note.effect = joined(effects) + " (the Simple chunk of sendrecv / alltoall messages " + c.when + ")";
+    return note;
+  }
+  // Channel counts (NcclChannelSettings). NCCL takes any integer and clamps it (connect.cc
+  // ncclMinNchannels / ncclMaxNchannels: 0..64 and 1..64; init.cc's config check caps the CTAs at 64),
+  // so ccsim clamps too and says so. NCCL_MIN/MAX_NRINGS are the legacy names of the channel counts
+  // (NCCL prefers the NCHANNELS name when both are set; here the last setting wins).
+  struct ChannelSetting {
+    const char* name;
+    const char* section;
+    const char* key;
+    int lo;
+    const char* what;
+  };
+  static const ChannelSetting channel_settings[] = {
+      {"NCCL_MIN_NCHANNELS", "gpu", "nccl_min_channels", 0, "collective channels duplicated up to at least this"},
+      {"NCCL_MIN_NRINGS", "gpu", "nccl_min_channels", 0, "collective channels duplicated up to at least this"},
+      {"NCCL_MAX_NCHANNELS", "gpu", "nccl_max_channels", 1, "collective channels kept at most"},
+      {"NCCL_MAX_NRINGS", "gpu", "nccl_max_channels", 1, "collective channels kept at most"},
+      {"NCCL_MIN_CTAS", "gpu", "nccl_min_ctas", 1, "collective and NVLS channels at least"},
+      {"NCCL_MAX_CTAS", "gpu", "nccl_max_ctas", 1, "collective and NVLS channels at most"},
+      {"NCCL_NVLS_NCHANNELS", "nvlink", "nvls_channels", 1, "NVLS channels"}};
+  for (const ChannelSetting& c : channel_settings) {
+    if (name != c.name) continue;
+    const long long v = integer_value(value, where);
+    const long long kept = std::clamp<long long>(v, c.lo, kNcclMaxChannels);
+    if (std::string(c.section) == "nvlink" && !flag(find_object(spec, {"node", "nvlink"}), "nvls", false)) {
+      note.effect = "no effect: the node has no NVLS (node.nvlink.nvls)";
+      return note;
+    }
+    set_key(spec, {"node", c.section}, c.key, static_cast<int>(kept), effects);
+    note.effect = joined(effects) + " (" + c.what + (kept != v ? "; NCCL clamps " + std::to_string(v) + " to " +
+                                                                     std::to_string(kept)
+                                                               : std::string()) + ")";
     return note;
   }
   note.modelled = false;

@@ -5,9 +5,10 @@
 // NCCL's (NCCL documentation, "Environment Variables"; NCCL 2.30).
 //
 // Three kinds of names:
-//   modelled: the setting becomes spec keys (P2P, NVLS, GPUDirect RDMA, IB verbs, CollNet, MNNVL),
-//     or NCCL_ALGO / NCCL_PROTO, which the tuner's filter reads (cli/algo_options.h);
-//   known but not modelled (NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE, NCCL_SHM_DISABLE, ...): they change
+//   modelled: the setting becomes spec keys (P2P, NVLS, GPUDirect RDMA, IB verbs, CollNet, MNNVL,
+//     chunk sizes, channel counts), or NCCL_ALGO / NCCL_PROTO, which the tuner's filter reads
+//     (cli/algo_options.h);
+//   known but not modelled (NCCL_BUFFSIZE, NCCL_SHM_DISABLE, NCCL_NTHREADS, ...): they change
 //     the run, ccsim predicts NCCL's default for them and says so;
 //   any other NCCL_* name: no effect on cost (NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...).
 // A name that is not NCCL_*, a missing '=', or a value NCCL would not accept for a modelled name

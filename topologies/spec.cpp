@@ -27,8 +27,8 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
-      {"/node/gpu", {"model", "arch", "count"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nccl_p2p", "domain_size", "p2p_chunk_bytes"}},
+      {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
@@ -356,6 +356,13 @@ Topology build_topology(const json& spec, const std::string& source) {
   const std::string unknown = "unknown";
   const std::string gpu_arch = gpu.string("arch", &unknown);
   const int gpus = gpu.integer("count", 1, 64);
+  // NCCL's channel-count settings (NcclChannelSettings): read only where given, so that a
+  // description without them resolves as before. NCCL's own range: 0 or 1 to MAXCHANNELS (64).
+  NcclChannelSettings nccl_channels;
+  if (gpu.has("nccl_min_channels")) nccl_channels.min_channels = gpu.integer("nccl_min_channels", 0, kNcclMaxChannels);
+  if (gpu.has("nccl_max_channels")) nccl_channels.max_channels = gpu.integer("nccl_max_channels", 1, kNcclMaxChannels);
+  if (gpu.has("nccl_min_ctas")) nccl_channels.min_ctas = gpu.integer("nccl_min_ctas", 1, kNcclMaxChannels);
+  if (gpu.has("nccl_max_ctas")) nccl_channels.max_ctas = gpu.integer("nccl_max_ctas", 1, kNcclMaxChannels);
   node_out["gpu"] = gpu_out;
 
   // --- NVLink ---
@@ -423,6 +430,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (nv.has("nvls_efficiency") && !nvls) nv.fail("nvls_efficiency", "an NVLS efficiency needs nvls: true");
     for (const char* key : {"nvls_chunk_bytes", "nvls_tree_max_chunk_bytes"})
       if (nv.has(key) && !nvls) nv.fail(key, "an NVLS chunk size needs nvls: true");
+    if (nv.has("nvls_channels") && !nvls) nv.fail("nvls_channels", "an NVLS channel count needs nvls: true");
+    if (nv.has("nvls_channels")) nccl_channels.nvls_channels = nv.integer("nvls_channels", 1, kNcclMaxChannels);
     if (nvls) {
       const double not_limiting = domain_size * gpus * nvl_Bps / kGB;
       nvls_reduce_Bps = nv.positive("nvls_reduce_GBps", kMinGBps, kMaxAggregateGBps, &not_limiting) * kGB;
@@ -654,6 +663,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nccl_p2p = nccl_p2p;
   topo.shm_channel_Bps = shm_channel_Bps;
   topo.p2p_chunks = p2p_chunks;
+  topo.nccl_channels = nccl_channels;
   topo.network.transport = transport;
   topo.network.plugin_latency_us = plugin_latency_us;
   topo.network.gpudirect_rdma = gdr;

@@ -98,6 +98,18 @@ struct NetworkProps {
   double plugin_latency_us = 0;
 };
 
+// NCCL's channel-count settings, 0 where the description leaves NCCL's default: NCCL_MIN_NCHANNELS /
+// NCCL_MAX_NCHANNELS (node.gpu.nccl_min_channels, nccl_max_channels; the legacy NCCL_MIN/MAX_NRINGS
+// write the same keys), NCCL_MIN_CTAS / NCCL_MAX_CTAS (node.gpu.nccl_min_ctas, nccl_max_ctas: the
+// communicator's config.minCTAs / maxCTAs) and NCCL_NVLS_NCHANNELS (node.nvlink.nvls_channels).
+// summarize_for_nccl (algorithms/nccl_channels.cpp) applies them as connect.cc and nvls.cc do.
+constexpr int kNcclMaxChannels = 64;  // NCCL's MAXCHANNELS, the bound of every channel setting (nccl230::kMaxChannels)
+struct NcclChannelSettings {
+  int min_channels = 0, max_channels = 0;
+  int min_ctas = 0, max_ctas = 0;
+  int nvls_channels = 0;
+};
+
 // node.cpu.launch_us's default, in microseconds: NCCL's enqueue work per communicator and the kernel
 // launch together, the slope of NVIDIA/nccl-tests#123's DGX-A100 -g N series (4.23 us per GPU from 4
 // to 8 GPUs; tests/data/published). A bare CUDA launch is less: 3.8 us back to back in NVIDIA's
@@ -180,6 +192,7 @@ class Topology {
   // it). 0: not limiting, the links' rates apply.
   double shm_channel_Bps = 0;
   P2pChunkSizes p2p_chunks;  // node.{nic,nvlink,pcie}.p2p_chunk_bytes (algorithms/p2p.h nccl_p2p_config)
+  NcclChannelSettings nccl_channels;  // node.gpu.nccl_{min,max}_{channels,ctas}, node.nvlink.nvls_channels
   // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
   // several GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
   double host_launch_s = kDefaultHostLaunchUs * 1e-6;
