@@ -9,9 +9,9 @@
 
 namespace ccsim {
 
-double chain_chunk_wire_bytes(Proto p) {
-  // One slot of the protocol's buffer (nccl_model.h): the buffer / NCCL_STEPS.
-  return static_cast<double>(nccl230::buff_bytes(p)) / nccl230::kSteps;
+double chain_chunk_wire_bytes(const Topology& topo, Proto p) {
+  // One slot of the protocol's buffer: the buffer / NCCL_STEPS.
+  return static_cast<double>(nccl_buffer_bytes(topo, p)) / nccl230::kSteps;
 }
 
 int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOptions& options) {

@@ -15,9 +15,10 @@
 namespace ccsim {
 
 // NCCL's chunk per channel for Broadcast/Reduce (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS = 1: one
-// step of the protocol's buffer), in bytes on the wire: Simple 4 MiB / 8 steps = 512 KiB; LL 512 KiB /
-// 8 = 64 KiB (half of it data); LL128 4800 KiB / 8 = 600 KiB (120/128 of it data).
-double chain_chunk_wire_bytes(Proto p);
+// step of the protocol's buffer, nccl_buffer_bytes), in bytes on the wire; with NCCL's default
+// buffers Simple 4 MiB / 8 steps = 512 KiB, LL 512 KiB / 8 = 64 KiB (half of it data), LL128
+// 4800 KiB / 8 = 600 KiB (120/128 of it data).
+double chain_chunk_wire_bytes(const Topology& topo, Proto p);
 
 // NCCL_STEPS / BROADCAST_SLICESTEPS (1): slots per connection for Broadcast/Reduce. The chain's
 // records of one connection are ordered by dependencies, so the engine's depth does not matter.

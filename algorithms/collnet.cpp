@@ -5,6 +5,7 @@
 
 #include "algorithms/endpoint_route.h"
 #include "algorithms/nvls.h"
+#include "algorithms/step_timing.h"
 #include "common/error.h"
 #include "topologies/routing.h"
 
@@ -15,15 +16,24 @@ bool collnet_supported(const Topology& topo) {
   return topo.nics_per_node() > 0 && topo.find_vertex(VertexKind::Reducer, -1, 0, 0, &v);
 }
 
+namespace {
+
+double chunk_bytes_of(const Topology& topo, const CollNetOptions& options) {
+  return options.chunk_bytes > 0 ? options.chunk_bytes
+                                 : static_cast<double>(nccl_buffer_bytes(topo, Proto::Simple)) / nccl230::kSteps;
+}
+
+}  // namespace
+
 int collnet_chunks(const Topology& topo, double size_bytes, const CollNetOptions& options) {
   const double heads = std::max<std::size_t>(1, nvls_tree_heads(topo).size());
-  const double c = std::ceil(size_bytes / heads / options.chunk_bytes);
+  const double c = std::ceil(size_bytes / heads / chunk_bytes_of(topo, options));
   return clamp_chunks(c, options.max_chunks);
 }
 
 double collnet_chunk_cap_bytes(const Topology& topo, const CollNetOptions& options) {
   const double heads = std::max<std::size_t>(1, nvls_tree_heads(topo).size());
-  return std::max(1, options.max_chunks) * options.chunk_bytes * heads;
+  return std::max(1, options.max_chunks) * chunk_bytes_of(topo, options) * heads;
 }
 
 namespace {

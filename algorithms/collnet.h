@@ -11,12 +11,11 @@
 
 namespace ccsim {
 
-// Per head: the Simple step of a 4 MiB buffer.
-constexpr double kCollNetChunkBytes = nccl230::kSimpleBuffBytes / nccl230::kSteps;
 constexpr int kCollNetPipelineDepth = nccl230::kSteps;  // NCCL_STEPS, sliceSteps 1
 
 struct CollNetOptions {
-  double chunk_bytes = kCollNetChunkBytes;
+  // Per head; 0: the Simple step of the topology's buffer (NCCL_BUFFSIZE / NCCL_STEPS, 512 KiB by default).
+  double chunk_bytes = 0;
   int max_chunks = 64;
   // NCCL 2.30 CollNetDirect/Simple: latency 2 (min(1, ppn-1) intraLat + 0.4 (ppn-1)) + interLat with
   // intraLat = hwLat[NVLINK][CollNetDirect] = 3.7 us and interLat = hwLat[NET][CollNetDirect] = 31 us.

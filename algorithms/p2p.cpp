@@ -55,6 +55,12 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
     c.chunk_bytes = topo.p2p_chunks.pci;
     c.chunk_param = "NCCL_P2P_PCI_CHUNKSIZE";
   }
+  // init.cc: "Make sure P2P chunksize is not larger than coll chunksize": at most one Simple step.
+  const double simple_step = static_cast<double>(nccl_buffer_bytes(topo, Proto::Simple)) / nccl230::kSteps;
+  if (c.chunk_bytes > simple_step) {
+    c.chunk_bytes = simple_step;
+    c.chunk_param = "NCCL_BUFFSIZE / 8";
+  }
   return c;
 }
 

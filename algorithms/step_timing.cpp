@@ -6,6 +6,12 @@
 
 namespace ccsim {
 
+std::int64_t nccl_buffer_bytes(const Topology& topo, Proto p) {
+  const NcclBufferSizes& b = topo.nccl_buffers;
+  const std::int64_t set = p == Proto::LL ? b.ll_bytes : p == Proto::LL128 ? b.ll128_bytes : b.simple_bytes;
+  return set > 0 ? set : nccl230::buff_bytes(p);
+}
+
 StepTiming nccl_step_timing(Algo algo, Proto p) {
   const int a = static_cast<int>(algo), q = static_cast<int>(p);
   StepTiming t;

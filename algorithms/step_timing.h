@@ -17,6 +17,11 @@ struct StepTiming {
   double net_step_s = nccl230::hwLat[nccl230::kHwNet][1][2] * 1e-6;        // 14 us
 };
 
+// A connection's buffer of protocol `p` in bytes: the description's NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE /
+// NCCL_LL128_BUFFSIZE (Topology::nccl_buffers), else NCCL 2.30's default (nccl230::buff_bytes). NCCL
+// cuts it into NCCL_STEPS slots (init.cc computeBuffSizes, enqueue.cc's stepSize).
+std::int64_t nccl_buffer_bytes(const Topology& topo, Proto p);
+
 // NCCL 2.30's per-step constants of an algorithm and protocol: launch = baseLat[a][p], per-step
 // latency hwLat[NVLINK|PCI|NET][a][p].
 StepTiming nccl_step_timing(Algo a, Proto p);

@@ -161,8 +161,8 @@ RankTree rank_tree(const Topology& topo, const TreeFamily& f) {
 
 }  // namespace
 
-double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks) {
-  const std::int64_t slot = nccl230::buff_bytes(p) / nccl230::kSteps;  // one slot of the buffer (nccl_model.h)
+double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks, std::int64_t buffer_bytes) {
+  const std::int64_t slot = buffer_bytes / nccl230::kSteps;  // one slot of the buffer
   std::int64_t chunk = 0, grain = 512;
   switch (p) {
     case Proto::Simple: chunk = slot; grain = 512; break;
@@ -203,7 +203,8 @@ namespace {
 double tree_chunk_bytes(const Topology& topo, int channels, double size_bytes, const TreeScheduleOptions& options) {
   return options.chunk_bytes > 0
              ? options.chunk_bytes
-             : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus());
+             : nccl_tree_chunk_bytes(options.proto, size_bytes, channels, topo.num_nodes(), topo.num_gpus(),
+                                     nccl_buffer_bytes(topo, options.proto));
 }
 
 }  // namespace

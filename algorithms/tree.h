@@ -65,7 +65,7 @@ TreePlan plan_trees(const Topology& topo, int channels);
 // 64/ppn chunks per channel (down to 128 KiB) and x 16/ppn (down to 32 KiB), then rounded down to
 // the protocol's grain (LL 16 B, LL128 1920 B, Simple 512 B). `channels` is the number of channels
 // that share the buffer.
-double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks);
+double nccl_tree_chunk_bytes(Proto p, double size_bytes, int channels, int nodes, int ranks, std::int64_t buffer_bytes);
 
 // NCCL 2.30's Tree constants for a protocol: launch = baseLat[Tree][p], per-step latency
 // hwLat[NVLINK|PCI|NET][Tree][p] (Simple: 8.4 us; 4.0, 4.0, 14 us).

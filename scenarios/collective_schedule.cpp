@@ -32,7 +32,7 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     ChainScheduleOptions opt;
     opt.timing = proto.timing;
     opt.wire_factor = proto.wire_factor;
-    opt.chunk_wire_bytes = chain_chunk_wire_bytes(ring_proto);
+    opt.chunk_wire_bytes = chain_chunk_wire_bytes(topo, ring_proto);
     const RingPlan plan = plan_rings(topo, ring_channels);
     opt.channel_rate_cap_Bps = ring_channel_cap_Bps(summary, plan, ring_proto);
     out.schedule = chain_schedule(topo, plan, collective, size_bytes, root, opt);

@@ -43,7 +43,7 @@ ChainScheduleOptions chain_options(Proto p) {
   const RingProtocol r = ring_protocol(p);
   o.timing = r.timing;
   o.wire_factor = r.wire_factor;
-  o.chunk_wire_bytes = chain_chunk_wire_bytes(p);
+  o.chunk_wire_bytes = static_cast<double>(nccl230::buff_bytes(p)) / nccl230::kSteps;  // NCCL's default buffer
   return o;
 }
 

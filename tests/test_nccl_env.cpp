@@ -175,7 +175,7 @@ TEST(NcclEnv, AlgoAndProtoAreTheTunersFilterWithTheFlagFirst) {
 
 TEST(NcclEnv, SettingsCcsimDoesNotModelChangeNothingAndSaySo) {
   const std::string two = "--nodes 2 -b 1M -e 1G -f 32";
-  for (const char* s : {"NCCL_NTHREADS=256", "NCCL_BUFFSIZE=8388608", "NCCL_DEBUG=INFO", "NCCL_SOCKET_IFNAME=eth0",
+  for (const char* s : {"NCCL_NTHREADS=256", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO", "NCCL_SOCKET_IFNAME=eth0",
                         "NCCL_IB_HCA=mlx5_0"}) {
     expect_same_rows(two + " --env " + s, two);
     const auto r = predict(two + " --env " + s + " --format json");

@@ -86,9 +86,15 @@ TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
   EXPECT_TRUE(n.modelled);
   EXPECT_EQ(env["node"]["nic"]["p2p_chunk_bytes"], 524288);
   EXPECT_THROW(apply_nccl_env(env, "NCCL_P2P_NET_CHUNKSIZE=100", "--env", "test"), InputError);
-  // One node of all-NVLink pairs takes the NVL chunk; without NVLink, the PCI one.
+  // One node of all-NVLink pairs takes the NVL chunk; without NVLink, the PCI one. None exceeds one
+  // Simple step (init.cc: p2pChunkSize x NCCL_STEPS <= NCCL_BUFFSIZE): 1 MiB is cut to 4 MiB / 8 =
+  // 512 KiB, unless the buffer is 8 MiB.
   nlohmann::json one = load_topology_spec("dgx-h100");
   apply_nccl_env(one, "NCCL_P2P_NVL_CHUNKSIZE=1048576", "--env", "test");
+  const P2pConfig capped = config_of(build_topology(one, "test"));
+  EXPECT_EQ(capped.chunk_bytes, 524288);
+  EXPECT_STREQ(capped.chunk_param, "NCCL_BUFFSIZE / 8");
+  apply_nccl_env(one, "NCCL_BUFFSIZE=8388608", "--env", "test");
   EXPECT_EQ(config_of(build_topology(one, "test")).chunk_bytes, 1048576);
   nlohmann::json pcie = load_topology_spec("pcie-gen4-8gpu");
   EXPECT_EQ(apply_nccl_env(pcie, "NCCL_P2P_NVL_CHUNKSIZE=1048576", "--env", "test").effect,

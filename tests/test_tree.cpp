@@ -271,14 +271,16 @@ TEST(Tree, NcclChunkSizesPerProtocol) {
   // NCCL 2.30 (enqueue.cc): one slot of the protocol's buffer per chunk and channel.
   //   Simple: 4 MiB / 8 slots = 524288; LL: 8 lines x 512 threads x 8 slots x 16 B / 8 / 2 (flags) = 32768;
   //   LL128: 120 x 640 x 8 x 8 B / 8 = 614400 B of lines, 15/16 data = 576000.
-  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::Simple, 1 << 30, 16, 32, 256), 524288);
-  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::LL, 1 << 30, 16, 32, 256), 32768);
-  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::LL128, 1 << 30, 16, 32, 256), 576000);
+  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::Simple, 1 << 30, 16, 32, 256, nccl230::buff_bytes(Proto::Simple)), 524288);
+  // NCCL_BUFFSIZE 8 MiB (aws-ofi-nccl's on p5): 1 MiB Simple chunks.
+  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::Simple, 1 << 30, 16, 32, 256, 8 << 20), 1 << 20);
+  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::LL, 1 << 30, 16, 32, 256, nccl230::buff_bytes(Proto::LL)), 32768);
+  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::LL128, 1 << 30, 16, 32, 256, nccl230::buff_bytes(Proto::LL128)), 576000);
   // LL128 at 64 MiB on 32 x 8 GPUs with 16 channels: nsteps = 1 + log2(32) + 0.1 x 8 = 6.8, so
   // halve while 2^26 / (16 chunk) < 6.8 x 64 / 8 = 54.4 and chunk > 128 KiB: 576000 (7) -> 288000 (14)
   // -> 144000 (29) -> 72000; then 2^26 / (16 x 72000) = 58 >= 13.6 stops the second loop; the
   // LL128 grain (32 x 8 / 16 x 15 x 8 = 1920 B) rounds 72000 down to 37 x 1920 = 71040.
-  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::LL128, 64 << 20, 16, 32, 256), 71040);
+  EXPECT_DOUBLE_EQ(nccl_tree_chunk_bytes(Proto::LL128, 64 << 20, 16, 32, 256, nccl230::buff_bytes(Proto::LL128)), 71040);
   // Chunks per family for one dgx-h100 cluster of 32 nodes (16 channels, one per family), LL at 1 MiB:
   // 1 MiB / 16 / 32 KiB = 2.
   const Topology dgx = preset("dgx-h100", 32);

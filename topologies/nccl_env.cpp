@@ -22,7 +22,7 @@ namespace {
 // NCCL's default for each, and the report says so.
 const std::vector<std::string>& known_unmodelled() {
   static const std::vector<std::string> names = {
-      "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_BUFFSIZE", "NCCL_NTHREADS",
+      "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NTHREADS",
       "NCCL_LL128_NTHREADS", "NCCL_SHM_DISABLE", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_NET_GDR_READ",
       "NCCL_NET_GDR_C2C", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_NVB_DISABLE", "NCCL_CROSS_NIC",
       "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_LL_THRESHOLD",
@@ -132,7 +132,8 @@ bool nccl_env_modelled(const std::string& name) {
       "NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL",   "NCCL_IB_DISABLE",     "NCCL_COLLNET_ENABLE", "NCCL_MNNVL_ENABLE",
       "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
       "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS",
-      "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_NVLS_NCHANNELS"};
+      "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE",
+      "NCCL_LL128_BUFFSIZE"};
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -385,6 +386,30 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     note.effect = joined(effects) + " (" + c.what + (kept != v ? "; NCCL clamps " + std::to_string(v) + " to " +
                                                                      std::to_string(kept)
                                                                : std::string()) + ")";
+    return note;
+  }
+  // Protocol buffers (NcclBufferSizes): bytes per connection, -2 for NCCL's default (init.cc
+  // computeBuffSizes), which takes a description's value back out (a preset's, such as aws-p5's).
+  static const std::pair<const char*, const char*> buffer_settings[] = {
+      {"NCCL_BUFFSIZE", "nccl_buffsize_bytes"},
+      {"NCCL_LL_BUFFSIZE", "nccl_ll_buffsize_bytes"},
+      {"NCCL_LL128_BUFFSIZE", "nccl_ll128_buffsize_bytes"}};
+  for (const auto& [setting, key] : buffer_settings) {
+    if (name != setting) continue;
+    const long long v = integer_value(value, where);
+    if (v == -2) {
+      if (json* gpu = find_object(spec, {"node", "gpu"})) gpu->erase(key);
+      note.effect = std::string("node.gpu.") + key + " removed (NCCL's default buffer)";
+      return note;
+    }
+    if (v < kMinNcclBufferBytes || v > kMaxNcclBufferBytes)
+      throw InputError(where, "expected a buffer size in bytes from " + std::to_string(kMinNcclBufferBytes) + " to " +
+                                  std::to_string(kMaxNcclBufferBytes) + ", or -2 for NCCL's default (got " +
+                                  std::to_string(v) + ")");
+    set_key(spec, {"node", "gpu"}, key, static_cast<long long>(v), effects);
+    note.effect = joined(effects) + " (the protocol's buffer per connection; a step is an eighth of it: the chunk of "
+                                    "trees, chains and CollNet" +
+                  (name == "NCCL_BUFFSIZE" ? std::string(", and the bound of the P2P chunk)") : std::string(")"));
     return note;
   }
   note.modelled = false;

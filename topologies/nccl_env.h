@@ -6,9 +6,9 @@
 //
 // Three kinds of names:
 //   modelled: the setting becomes spec keys (P2P, NVLS, GPUDirect RDMA, IB verbs, CollNet, MNNVL,
-//     chunk sizes, channel counts), or NCCL_ALGO / NCCL_PROTO, which the tuner's filter reads
-//     (cli/algo_options.h);
-//   known but not modelled (NCCL_BUFFSIZE, NCCL_SHM_DISABLE, NCCL_NTHREADS, ...): they change
+//     chunk sizes, channel counts, protocol buffers), or NCCL_ALGO / NCCL_PROTO, which the tuner's
+//     filter reads (cli/algo_options.h);
+//   known but not modelled (NCCL_NTHREADS, NCCL_SHM_DISABLE, NCCL_NET_GDR_READ, ...): they change
 //     the run, ccsim predicts NCCL's default for them and says so;
 //   any other NCCL_* name: no effect on cost (NCCL_DEBUG, NCCL_SOCKET_IFNAME, ...).
 // A name that is not NCCL_*, a missing '=', or a value NCCL would not accept for a modelled name

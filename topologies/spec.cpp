@@ -27,7 +27,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
-      {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas"}},
+      {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes"}},
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
@@ -363,6 +363,15 @@ Topology build_topology(const json& spec, const std::string& source) {
   if (gpu.has("nccl_max_channels")) nccl_channels.max_channels = gpu.integer("nccl_max_channels", 1, kNcclMaxChannels);
   if (gpu.has("nccl_min_ctas")) nccl_channels.min_ctas = gpu.integer("nccl_min_ctas", 1, kNcclMaxChannels);
   if (gpu.has("nccl_max_ctas")) nccl_channels.max_ctas = gpu.integer("nccl_max_ctas", 1, kNcclMaxChannels);
+  // NCCL's protocol buffers (NcclBufferSizes), likewise only where given.
+  NcclBufferSizes nccl_buffers;
+  const std::pair<const char*, std::int64_t NcclBufferSizes::*> buffer_keys[] = {
+      {"nccl_buffsize_bytes", &NcclBufferSizes::simple_bytes},
+      {"nccl_ll_buffsize_bytes", &NcclBufferSizes::ll_bytes},
+      {"nccl_ll128_buffsize_bytes", &NcclBufferSizes::ll128_bytes}};
+  for (const auto& [key, member] : buffer_keys)
+    if (gpu.has(key))
+      nccl_buffers.*member = gpu.integer(key, static_cast<int>(kMinNcclBufferBytes), static_cast<int>(kMaxNcclBufferBytes));
   node_out["gpu"] = gpu_out;
 
   // --- NVLink ---
@@ -664,6 +673,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.shm_channel_Bps = shm_channel_Bps;
   topo.p2p_chunks = p2p_chunks;
   topo.nccl_channels = nccl_channels;
+  topo.nccl_buffers = nccl_buffers;
   topo.network.transport = transport;
   topo.network.plugin_latency_us = plugin_latency_us;
   topo.network.gpudirect_rdma = gdr;

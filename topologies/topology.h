@@ -110,6 +110,18 @@ struct NcclChannelSettings {
   int nvls_channels = 0;
 };
 
+// NCCL's per-connection buffer of each protocol, in bytes, 0 where the description leaves NCCL's
+// default (LL 512 KiB, LL128 4.69 MiB, Simple 4 MiB): NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE and
+// NCCL_BUFFSIZE (node.gpu.nccl_ll_buffsize_bytes, nccl_ll128_buffsize_bytes, nccl_buffsize_bytes).
+// A step is an eighth of it (NCCL_STEPS): the chunk of trees, chains and CollNet, and the bound of
+// the P2P chunk (algorithms/step_timing.h nccl_buffer_bytes).
+struct NcclBufferSizes {
+  std::int64_t ll_bytes = 0, ll128_bytes = 0, simple_bytes = 0;
+};
+// Their bounds: at least 8 steps of 4 KiB, at most 1 GiB (ccsim's sanity limits; NCCL checks none).
+constexpr std::int64_t kMinNcclBufferBytes = 32 * 1024;
+constexpr std::int64_t kMaxNcclBufferBytes = std::int64_t{1} << 30;
+
 // node.cpu.launch_us's default, in microseconds: NCCL's enqueue work per communicator and the kernel
 // launch together, the slope of NVIDIA/nccl-tests#123's DGX-A100 -g N series (4.23 us per GPU from 4
 // to 8 GPUs; tests/data/published). A bare CUDA launch is less: 3.8 us back to back in NVIDIA's
@@ -193,6 +205,7 @@ class Topology {
   double shm_channel_Bps = 0;
   P2pChunkSizes p2p_chunks;  // node.{nic,nvlink,pcie}.p2p_chunk_bytes (algorithms/p2p.h nccl_p2p_config)
   NcclChannelSettings nccl_channels;  // node.gpu.nccl_{min,max}_{channels,ctas}, node.nvlink.nvls_channels
+  NcclBufferSizes nccl_buffers;       // node.gpu.nccl_{ll_,ll128_,}buffsize_bytes
   // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
   // several GPUs (nccl-tests -g N) pays N times per iteration (scenarios/launch_mode.h).
   double host_launch_s = kDefaultHostLaunchUs * 1e-6;
