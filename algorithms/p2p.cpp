@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/flat_hash.h"
+#include "topologies/nccl_hardware_figures.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -47,7 +48,12 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
   c.channels_per_peer = std::min(pow2_up(min_channels), c.p2p_channels);
   // init.cc: p2pChunkSize, NCCL's default or the description's (Topology::p2p_chunks).
   if (c.multi_node) {
-    c.chunk_bytes = topo.p2p_chunks.net;
+    // "GBx platforms only have 4 GPUs per host, which reduces the aggregation factor": NCCL doubles
+    // the NET chunk on an Arm host (Grace: node.cpu.vendor nvidia) with sm100 or newer GPUs.
+    const bool arm = topo.cpu_vendor == "nvidia" || topo.cpu_vendor == "arm";
+    const bool doubled = arm && compcap_from_arch(topo.gpu_arch) >= 100;
+    c.chunk_bytes = topo.p2p_chunks.net * (doubled ? 2 : 1);
+    if (doubled) c.chunk_param = "NCCL_P2P_NET_CHUNKSIZE x 2 (Arm host, sm100+)";
   } else if (has_nvlink(topo)) {
     c.chunk_bytes = topo.p2p_chunks.nvl;
     c.chunk_param = "NCCL_P2P_NVL_CHUNKSIZE";

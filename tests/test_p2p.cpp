@@ -105,6 +105,15 @@ TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
   EXPECT_STREQ(cp.chunk_param, "NCCL_P2P_PCI_CHUNKSIZE");
 }
 
+// NCCL doubles the NET chunk on an Arm host with sm100+ GPUs (init.cc: "GBx platforms only have 4
+// GPUs per host"): two GB200 trays over the network, 2 x 128 KiB; two x86 B200 nodes keep 128 KiB.
+TEST(P2pMessages, ArmHostsWithSm100DoubleTheNetChunk) {
+  const P2pConfig gb = config_of(testing::preset("gb200-nvl72", 2, {"node.nvlink.domain_size=1"}));
+  EXPECT_EQ(gb.chunk_bytes, 262144);
+  EXPECT_STREQ(gb.chunk_param, "NCCL_P2P_NET_CHUNKSIZE x 2 (Arm host, sm100+)");
+  EXPECT_EQ(config_of(testing::preset("dgx-b200", 2)).chunk_bytes, 131072);
+}
+
 TEST(P2pMessages, RoundIsThePositionInNcclsRoundOrder) {
   for (int src = 0; src < 12; ++src) {
     const std::vector<int> peers = p2p_round_peers(12, 4, src);
