@@ -114,10 +114,11 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
 // perChMaxNVLSTreeBws (NVLSTree), each over the graph's channels or the fewer that run (coll_channels,
 // nvls_channels: NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS); for Ring/Simple, which NCCL does not bound, one
 // thread block's Simple rate (the one-node perChMaxTreeBw) x the coll channels. 0 where none applies
-// (other algorithms or functions, a zero table entry). The efficiencies it also applies (LL x0.5, LL128 x0.92, Tree all_reduce x0.92, /3.8)
-// are not ceilings: the engine's wire bytes stand for them (the protocols' line overheads, and
-// kTreeAllReduceEfficiency in the Tree's wire factor). Always NCCL 2.30.7's tables: they stand
-// for the kernels' rates, which --nccl-version (s.nccl_version: NCCL's choice and model) does not change.
+// (other algorithms or functions, a zero table entry). The efficiencies it also applies (LL x0.5,
+// LL128 x0.92, Tree all_reduce x0.92, /3.8) are not ceilings: the engine's wire bytes stand for them
+// (the protocols' line overheads, and kTreeAllReduceEfficiency in the Tree's wire factor). Always
+// NCCL 2.30.7's tables: they stand for the kernels' rates, which --nccl-version (s.nccl_version:
+// NCCL's choice and model) does not change.
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p);
 
 // Why NCCL's default rule disables LL128 for a graph ("" when enabled).

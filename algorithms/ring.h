@@ -41,9 +41,8 @@ struct RingScheduleOptions {
 
 // NCCL's ceiling of a ring with protocol `p` (nccl_busbw_ceiling_GBps: llMaxBw for LL,
 // perChMaxRingLL128Bw x the ring graph's channels for LL128, one block's Simple rate x the coll
-// channels for Simple) as data bytes per
-// second of one of the plan's channels: a ring's busBw is the rate at which each of its connections
-// moves data, summed over the channels.
+// channels for Simple) as data bytes per second of one of the plan's channels: a ring's busBw is the
+// rate at which each of its connections moves data, summed over the channels.
 double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p);
 
 // The schedule-wide settings every ring schedule carries (ring_schedule and the orbit generator).
