@@ -42,7 +42,7 @@ std::string decision_line(const char* to_whom, const P2pConfig& cfg, double mess
   const P2pOp op = nccl_p2p_op(cfg, message_bytes, network);
   std::ostringstream o;
   o << "  " << to_whom << ": " << format_bytes(message_bytes) << " per message, " << op.channels << " channel(s), "
-    << to_string(op.proto) << " (LL up to " << op.channels << " x " << format_bytes(kP2pLLThresholdBytes)
+    << to_string(op.proto) << " (LL up to " << op.channels << " x " << format_bytes(cfg.ll_threshold_bytes)
     << ", NCCL_P2P_LL_THRESHOLD), "
     << format_bytes(op.chunk_data_bytes) << " of data per chunk, " << op.chunks << " chunk(s), at most "
     << op.max_concurrent_peers << " peers in flight (" << cfg.p2p_channels << " / " << op.channels << " channels x "
@@ -67,6 +67,7 @@ std::string explain_p2p_report(const Topology& topo, const NcclTopoSummary& s, c
   o << "Channels: p2pnChannels " << cfg.p2p_channels << " (pow2Up of the " << s.coll_channels
     << " coll channels), " << cfg.channels_per_peer << " per peer; chunk " << format_bytes(cfg.chunk_bytes) << " ("
     << cfg.chunk_param << "); PXN " << (cfg.pxn ? "on" : "off");
+  if (cfg.net_channels_set) o << "; NCCL_NCHANNELS_PER_NET_PEER " << topo.nccl_channels.channels_per_net_peer;
   if (cfg.multi_node) o << "; proxy " << strprintf("%g", cfg.proxy_cost_s * 1e6) << " us per network message (getNetOverhead)";
   o << "\n";
 

@@ -40,9 +40,14 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
   if (topo.gpus_per_node() > 1)
     min_channels = std::min(min_channels, has_nvlink(topo) ? 2 * std::max(1, topo.nvlinks_per_gpu) : 2);
   if (c.multi_node) {
-    int net = 2;  // NCCL_NCHANNELS_PER_NET_PEER unset: 2 per NIC, fewer at scale
-    while (net * c.nranks > base * 4 && net > 1) net /= 2;
-    min_channels = std::min(min_channels, std::max(1, net));  // netCountByBw = 1 (one NIC drives a GPU)
+    int net = topo.nccl_channels.channels_per_net_peer;  // NCCL_NCHANNELS_PER_NET_PEER, taken as it is
+    c.net_channels_set = net > 0;
+    if (!c.net_channels_set) {
+      net = 2;  // unset: 2 per NIC, fewer at scale
+      while (net * c.nranks > base * 4 && net > 1) net /= 2;
+      net = std::max(1, net);  // netCountByBw = 1 (one NIC drives a GPU)
+    }
+    min_channels = std::min(min_channels, net);
   }
   c.p2p_channels = pow2_up(base);
   c.channels_per_peer = std::min(pow2_up(min_channels), c.p2p_channels);
@@ -61,6 +66,7 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
     c.chunk_bytes = topo.p2p_chunks.pci;
     c.chunk_param = "NCCL_P2P_PCI_CHUNKSIZE";
   }
+  c.ll_threshold_bytes = topo.p2p_ll_threshold_bytes;
   // init.cc: "Make sure P2P chunksize is not larger than coll chunksize": at most one Simple step.
   const double simple_step = static_cast<double>(nccl_buffer_bytes(topo, Proto::Simple)) / nccl230::kSteps;
   if (c.chunk_bytes > simple_step) {
@@ -89,7 +95,7 @@ P2pOp nccl_p2p_op(const P2pConfig& cfg, double bytes, bool network) {
       part = std::ceil(bytes / op.channels);
     }
   }
-  op.proto = bytes <= op.channels * kP2pLLThresholdBytes ? Proto::LL : Proto::Simple;
+  op.proto = bytes <= op.channels * cfg.ll_threshold_bytes ? Proto::LL : Proto::Simple;
   double chunk = op.proto == Proto::LL ? kP2pLLStepWireBytes : step;
   if (network) {
     if (op.proto == Proto::Simple && bytes < step)

@@ -38,7 +38,6 @@
 
 namespace ccsim {
 
-constexpr double kP2pLLThresholdBytes = 16384;  // NCCL_P2P_LL_THRESHOLD
 constexpr int kP2pOpsPerBatch = 8;              // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
 // Engine slots per connection: NCCL_STEPS, P2P slice steps 1. A connection carries one record per
 // wave at most, so the slots bind only beyond 8 waves.
@@ -55,6 +54,9 @@ struct P2pConfig {
   // (topologies/topology.h), a description's node.nic/nvlink/pcie.p2p_chunk_bytes otherwise.
   double chunk_bytes = P2pChunkSizes{}.net;
   const char* chunk_param = "NCCL_P2P_NET_CHUNKSIZE";  // the setting it comes from
+  // NCCL_P2P_LL_THRESHOLD: LL up to this many bytes per channel of a message (Topology).
+  double ll_threshold_bytes = kDefaultP2pLLThresholdBytes;
+  bool net_channels_set = false;  // NCCL_NCHANNELS_PER_NET_PEER given: NCCL's rule for it skipped
   bool pxn = false;            // inter-node messages go through the rail-local GPU (NVLink present)
   // CPU proxy cost per network message the proxy thread handles, seconds: NCCL's own estimate of the
   // per-step network overhead, getNetOverhead() in src/graph/tuning.cc (1 us Intel, 2 us AMD, 1 us

@@ -105,6 +105,35 @@ TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
   EXPECT_STREQ(cp.chunk_param, "NCCL_P2P_PCI_CHUNKSIZE");
 }
 
+// NCCL_NCHANNELS_PER_NET_PEER replaces NCCL's rule for peers across the network (paths.cc
+// ncclTopoGetNchannels: 2, halved while 2 x ranks > 4 x p2pnChannels). 2 x dgx-h100 (16 ranks, 16 p2p
+// channels): per peer min(16, NVLink 2 x 18, network 2) = 2 by default, 8 with the setting at 8.
+// 32 nodes (256 ranks): 2 x 256 > 4 x 16 halves it to 1; the setting at 4 gives 4.
+TEST(P2pMessages, ChannelsPerNetPeerSetting) {
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 2)).channels_per_peer, 2);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 2, {}, {"NCCL_NCHANNELS_PER_NET_PEER=8"})).channels_per_peer, 8);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32)).channels_per_peer, 1);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32, {}, {"NCCL_NCHANNELS_PER_NET_PEER=4"})).channels_per_peer, 4);
+  // One node has no network peer: nothing changes (pow2Up(min(24 coll channels, NVLink 36)) = 32).
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 1, {}, {"NCCL_NCHANNELS_PER_NET_PEER=1"})).channels_per_peer, 32);
+}
+
+// NCCL_P2P_LL_THRESHOLD: a message of at most channels x threshold goes by LL (addP2pToPlan). A
+// 16 KiB message on one channel is LL by default (16 KiB <= 1 x 16 KiB), Simple with 0, and a 64 KiB
+// message is LL with 64 KiB.
+TEST(P2pMessages, LLThresholdSetting) {
+  const P2pConfig def = config_of(testing::preset("dgx-h100", 2));
+  EXPECT_EQ(nccl_p2p_op(def, 16384, true).channels, 1);
+  EXPECT_EQ(nccl_p2p_op(def, 16384, true).proto, Proto::LL);
+  EXPECT_EQ(nccl_p2p_op(def, 65536, true).proto, Proto::Simple);
+  const P2pConfig never = config_of(testing::preset("dgx-h100", 2, {}, {"NCCL_P2P_LL_THRESHOLD=0"}));
+  EXPECT_EQ(nccl_p2p_op(never, 16384, true).proto, Proto::Simple);
+  const P2pConfig big = config_of(testing::preset("dgx-h100", 2, {}, {"NCCL_P2P_LL_THRESHOLD=65536"}));
+  EXPECT_EQ(nccl_p2p_op(big, 65536, true).channels, 1);
+  EXPECT_EQ(nccl_p2p_op(big, 65536, true).proto, Proto::LL);
+  EXPECT_THROW(testing::preset("dgx-h100", 2, {}, {"NCCL_P2P_LL_THRESHOLD=-1"}), InputError);
+}
+
 // NCCL doubles the NET chunk on an Arm host with sm100+ GPUs (init.cc: "GBx platforms only have 4
 // GPUs per host"): two GB200 trays over the network, 2 x 128 KiB; two x86 B200 nodes keep 128 KiB.
 TEST(P2pMessages, ArmHostsWithSm100DoubleTheNetChunk) {

@@ -22,10 +22,10 @@ namespace {
 // NCCL's default for each, and the report says so.
 const std::vector<std::string>& known_unmodelled() {
   static const std::vector<std::string> names = {
-      "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_NTHREADS",
+      "NCCL_NTHREADS",
       "NCCL_LL128_NTHREADS", "NCCL_SHM_DISABLE", "NCCL_SHM_USE_CUDA_MEMCPY", "NCCL_NET_GDR_READ",
       "NCCL_NET_GDR_C2C", "NCCL_PXN_DISABLE", "NCCL_P2P_PXN_LEVEL", "NCCL_NVB_DISABLE", "NCCL_CROSS_NIC",
-      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY", "NCCL_P2P_LL_THRESHOLD",
+      "NCCL_IB_HCA", "NCCL_NETDEVS_POLICY",
       "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_AR_THRESHOLD",
       "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_SOCKET_NTHREADS", "NCCL_NSOCKS_PERTHREAD", "NCCL_NET_OVERHEAD",
       "NCCL_CTA_POLICY", "NCCL_TUNER_PLUGIN", "NCCL_NET_PLUGIN", "NCCL_COLLNET_NODE_THRESHOLD",
@@ -133,7 +133,7 @@ bool nccl_env_modelled(const std::string& name) {
       "NCCL_NVLS_CHUNKSIZE", "NCCL_NVLSTREE_MAX_CHUNKSIZE", "NCCL_P2P_NET_CHUNKSIZE", "NCCL_P2P_NVL_CHUNKSIZE",
       "NCCL_P2P_PCI_CHUNKSIZE", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS",
       "NCCL_MIN_CTAS", "NCCL_MAX_CTAS", "NCCL_NVLS_NCHANNELS", "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE",
-      "NCCL_LL128_BUFFSIZE"};
+      "NCCL_LL128_BUFFSIZE", "NCCL_NCHANNELS_PER_NET_PEER", "NCCL_P2P_LL_THRESHOLD"};
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -373,13 +373,19 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
       {"NCCL_MAX_NRINGS", "gpu", "nccl_max_channels", 1, "collective channels kept at most"},
       {"NCCL_MIN_CTAS", "gpu", "nccl_min_ctas", 1, "collective and NVLS channels at least"},
       {"NCCL_MAX_CTAS", "gpu", "nccl_max_ctas", 1, "collective and NVLS channels at most"},
-      {"NCCL_NVLS_NCHANNELS", "nvlink", "nvls_channels", 1, "NVLS channels"}};
+      {"NCCL_NVLS_NCHANNELS", "nvlink", "nvls_channels", 1, "NVLS channels"},
+      {"NCCL_NCHANNELS_PER_NET_PEER", "nic", "nccl_channels_per_net_peer", 1,
+       "P2P channels to a peer across the network, instead of NCCL's 2 halved at scale"}};
   for (const ChannelSetting& c : channel_settings) {
     if (name != c.name) continue;
     const long long v = integer_value(value, where);
     const long long kept = std::clamp<long long>(v, c.lo, kNcclMaxChannels);
     if (std::string(c.section) == "nvlink" && !flag(find_object(spec, {"node", "nvlink"}), "nvls", false)) {
       note.effect = "no effect: the node has no NVLS (node.nvlink.nvls)";
+      return note;
+    }
+    if (std::string(c.section) == "nic" && !find_object(spec, {"node", "nic"})) {
+      note.effect = "no effect: the node has no node.nic";
       return note;
     }
     set_key(spec, {"node", c.section}, c.key, static_cast<int>(kept), effects);
@@ -410,6 +416,15 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     note.effect = joined(effects) + " (the protocol's buffer per connection; a step is an eighth of it: the chunk of "
                                     "trees, chains and CollNet" +
                   (name == "NCCL_BUFFSIZE" ? std::string(", and the bound of the P2P chunk)") : std::string(")"));
+    return note;
+  }
+  if (name == "NCCL_P2P_LL_THRESHOLD") {
+    const long long v = integer_value(value, where);
+    if (v < 0 || v > kMaxP2pChunkBytes)
+      throw InputError(where, "expected bytes per channel from 0 (never LL) to " + std::to_string(kMaxP2pChunkBytes) +
+                                  " (got " + std::to_string(v) + ")");
+    set_key(spec, {"node", "gpu"}, "nccl_p2p_ll_threshold_bytes", static_cast<int>(v), effects);
+    note.effect = joined(effects) + " (sendrecv / alltoall messages of at most this many bytes per channel go by LL)";
     return note;
   }
   note.modelled = false;

@@ -27,13 +27,13 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
-      {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes"}},
+      {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes", "nccl_p2p_ll_threshold_bytes"}},
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "shm_channel_GBps", "p2p_chunk_bytes"}},
-      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes"}},
+      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
@@ -372,6 +372,10 @@ Topology build_topology(const json& spec, const std::string& source) {
   for (const auto& [key, member] : buffer_keys)
     if (gpu.has(key))
       nccl_buffers.*member = gpu.integer(key, static_cast<int>(kMinNcclBufferBytes), static_cast<int>(kMaxNcclBufferBytes));
+  // NCCL_P2P_LL_THRESHOLD: 0 sends every P2P message by Simple; the bound is ccsim's sanity limit.
+  int p2p_ll_threshold_bytes = kDefaultP2pLLThresholdBytes;
+  if (gpu.has("nccl_p2p_ll_threshold_bytes"))
+    p2p_ll_threshold_bytes = gpu.integer("nccl_p2p_ll_threshold_bytes", 0, kMaxP2pChunkBytes);
   node_out["gpu"] = gpu_out;
 
   // --- NVLink ---
@@ -598,6 +602,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     if (nics > 0 && !has_pcie) nic.fail("count", "NICs need a PCIe configuration (/node/pcie is missing)");
     if (nic.has("p2p_chunk_bytes"))
       p2p_chunks.net = nic.integer("p2p_chunk_bytes", kMinP2pChunkBytes, kMaxP2pChunkBytes);
+    if (nic.has("nccl_channels_per_net_peer"))
+      nccl_channels.channels_per_net_peer = nic.integer("nccl_channels_per_net_peer", 1, kNcclMaxChannels);
     // NICs and GPUs are spread over the PCIe switches in order, and NCCL splits each GPU's closest
     // NICs among the GPUs that share them (topologies/nic_affinity.h). A count that is neither a
     // whole number of NICs per GPU (OCI BM.GPU4.8: 2, AWS p5: 4) nor of GPUs per NIC (AWS p4d: 2)
@@ -674,6 +680,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.p2p_chunks = p2p_chunks;
   topo.nccl_channels = nccl_channels;
   topo.nccl_buffers = nccl_buffers;
+  topo.p2p_ll_threshold_bytes = p2p_ll_threshold_bytes;
   topo.network.transport = transport;
   topo.network.plugin_latency_us = plugin_latency_us;
   topo.network.gpudirect_rdma = gdr;

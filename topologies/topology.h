@@ -108,6 +108,9 @@ struct NcclChannelSettings {
   int min_channels = 0, max_channels = 0;
   int min_ctas = 0, max_ctas = 0;
   int nvls_channels = 0;
+  // NCCL_NCHANNELS_PER_NET_PEER (node.nic.nccl_channels_per_net_peer): P2P channels to a peer across
+  // the network; 0: NCCL's rule (2, halved while 2 x ranks > 4 x p2pnChannels; algorithms/p2p.cpp).
+  int channels_per_net_peer = 0;
 };
 
 // NCCL's per-connection buffer of each protocol, in bytes, 0 where the description leaves NCCL's
@@ -141,6 +144,9 @@ struct P2pChunkSizes {
   int nvl = 512 * 1024;
   int pci = 128 * 1024;
 };
+// NCCL_P2P_LL_THRESHOLD (node.gpu.nccl_p2p_ll_threshold_bytes): a P2P message of at most this many
+// bytes per channel goes by LL, above by Simple (enqueue.cc addP2pToPlan); NCCL 2.30's default 16 KiB.
+constexpr int kDefaultP2pLLThresholdBytes = 16384;
 constexpr int kMinP2pChunkBytes = 512;               // Simple's grain, as the NVLS chunk's
 constexpr int kMaxP2pChunkBytes = 64 * 1024 * 1024;
 
@@ -204,6 +210,7 @@ class Topology {
   // it). 0: not limiting, the links' rates apply.
   double shm_channel_Bps = 0;
   P2pChunkSizes p2p_chunks;  // node.{nic,nvlink,pcie}.p2p_chunk_bytes (algorithms/p2p.h nccl_p2p_config)
+  int p2p_ll_threshold_bytes = kDefaultP2pLLThresholdBytes;  // node.gpu.nccl_p2p_ll_threshold_bytes
   NcclChannelSettings nccl_channels;  // node.gpu.nccl_{min,max}_{channels,ctas}, node.nvlink.nvls_channels
   NcclBufferSizes nccl_buffers;       // node.gpu.nccl_{ll_,ll128_,}buffsize_bytes
   // Host CPU time of one NCCL collective's launch (node.cpu.launch_us): what one thread driving
