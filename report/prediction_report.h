@@ -66,6 +66,7 @@ struct ReportFacts {
   std::string datatype, op;
   std::string algo_filter, proto_filter;  // as given; empty when none
   int channels = 0;             // engine ring channels
+  int nccl_coll_channels = 0;   // comm->nChannels as ccsim estimates NCCL's (summarize_for_nccl)
   int ring_families = 0;
   // The ring's alpha-beta with Ring's protocol at the largest size, and the knee S* = n alpha beta.
   std::string ring_protocol;    // "Simple"

@@ -478,6 +478,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   }
 
   out.report = build_report(topo, req, out, plan, sizes, cal_class);
+  out.report.facts.nccl_coll_channels = summary.coll_channels;
   for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i)
     out.report.sizes[i].launch_bound = launch_bound[i];
   return out;

@@ -268,6 +268,17 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
           "predict the run as it was made: " + flags + " (docs/topology.md \"NCCL environment\")");
     }
   }
+  const int predicted_channels = run.prediction.facts.nccl_coll_channels;
+  if (debug.present && debug.channels > 0 && predicted_channels > 0 && debug.channels != predicted_channels &&
+      (bw_slow || lat_slow)) {
+    // NCCL printed its channel count: ccsim's is an estimate of NCCL's topology search.
+    const std::string n = std::to_string(debug.channels);
+    add("channel-count", "NCCL ran another number of channels than ccsim estimated",
+        debug.file + " prints " + n + " coll channels; ccsim predicted with " + std::to_string(predicted_channels) +
+            " (its estimate of NCCL's search and doublings, and the channel settings given; ccsim explain shows how)",
+        "predict with NCCL's count: --env NCCL_MIN_NCHANNELS=" + n + " --env NCCL_MAX_NCHANNELS=" + n +
+            " (a setting the run had, NCCL_MAX_CTAS or a different search, makes the difference)");
+  }
   if (debug.present && !debug.algorithms.empty() && (bw_slow || lat_slow)) {
     // NCCL printed its choices (NCCL_DEBUG_SUBSYS=TUNING or COLL lines): compare with ccsim's assumption.
     std::vector<std::string> assumed;
