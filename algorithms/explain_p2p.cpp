@@ -67,7 +67,8 @@ std::string explain_p2p_report(const Topology& topo, const NcclTopoSummary& s, c
   o << "Channels: p2pnChannels " << cfg.p2p_channels << " (pow2Up of the " << s.coll_channels
     << " coll channels), " << cfg.channels_per_peer << " per peer; chunk " << format_bytes(cfg.chunk_bytes) << " ("
     << cfg.chunk_param << "); PXN " << (cfg.pxn ? "on" : "off");
-  if (cfg.net_channels_set) o << "; NCCL_NCHANNELS_PER_NET_PEER " << topo.nccl_channels.channels_per_net_peer;
+  if (cfg.multi_node && topo.nccl_channels.channels_per_net_peer > 0)
+    o << "; NCCL_NCHANNELS_PER_NET_PEER " << topo.nccl_channels.channels_per_net_peer;
   if (cfg.multi_node) o << "; proxy " << strprintf("%g", cfg.proxy_cost_s * 1e6) << " us per network message (getNetOverhead)";
   o << "\n";
 

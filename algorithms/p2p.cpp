@@ -41,8 +41,7 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
     min_channels = std::min(min_channels, has_nvlink(topo) ? 2 * std::max(1, topo.nvlinks_per_gpu) : 2);
   if (c.multi_node) {
     int net = topo.nccl_channels.channels_per_net_peer;  // NCCL_NCHANNELS_PER_NET_PEER, taken as it is
-    c.net_channels_set = net > 0;
-    if (!c.net_channels_set) {
+    if (net == 0) {
       net = 2;  // unset: 2 per NIC, fewer at scale
       while (net * c.nranks > base * 4 && net > 1) net /= 2;
       net = std::max(1, net);  // netCountByBw = 1 (one NIC drives a GPU)

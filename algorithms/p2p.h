@@ -56,7 +56,6 @@ struct P2pConfig {
   const char* chunk_param = "NCCL_P2P_NET_CHUNKSIZE";  // the setting it comes from
   // NCCL_P2P_LL_THRESHOLD: LL up to this many bytes per channel of a message (Topology).
   double ll_threshold_bytes = kDefaultP2pLLThresholdBytes;
-  bool net_channels_set = false;  // NCCL_NCHANNELS_PER_NET_PEER given: NCCL's rule for it skipped
   bool pxn = false;            // inter-node messages go through the rail-local GPU (NVLink present)
   // CPU proxy cost per network message the proxy thread handles, seconds: NCCL's own estimate of the
   // per-step network overhead, getNetOverhead() in src/graph/tuning.cc (1 us Intel, 2 us AMD, 1 us

@@ -7,16 +7,14 @@
 #include "algorithms/nccl_channels.h"
 #include "cli_runner.h"
 #include "scenarios/predict.h"
+#include "test_helpers.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
 namespace {
 
 Topology make(const std::string& preset, const std::vector<std::string>& sets, int nodes = 1) {
-  nlohmann::json spec = load_topology_spec(preset);
-  set_node_count(spec, nodes);
-  for (const auto& s : sets) apply_override(spec, s, "--set");
-  return build_topology(spec, preset);
+  return testing::preset(preset, nodes, sets);
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
