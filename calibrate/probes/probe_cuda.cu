@@ -10,6 +10,15 @@
 //   host_kernel  copy kernels of 1, 2, 4, ... thread blocks loading from (read) or storing to (write)
 //         pinned host memory: what one channel of NCCL's SHM transport reaches, its thread block loading
 //         the FIFO in host memory over PCIe (node.pcie.shm_channel_GBps; not in the default set)
+//   host_flag  latencies of NCCL's step handshakes through pinned host memory (not in the default set):
+//         one GPU thread's dependent loads from host memory (gpu_read), a flag passed back and forth
+//         between two thread blocks through host memory (gpu_gpu: an SHM step's FIFO flag) or device
+//         memory (the same handshake without PCIe), and between a GPU thread and a CPU thread (gpu_cpu:
+//         the kernel <-> proxy handshake of NCCL's network transports)
+//   shm_fifo  NCCL's SHM transport played on one GPU (not in the default set): per channel a sender
+//         block copies slices into a FIFO of 8 slots in pinned host memory and posts a tail flag, a
+//         receiver block polls it, copies the slice out and posts the head that frees the slot; 1, 2, 4
+//         and 8 such channels at once (node.pcie.shm_channel_GBps is the rate of one)
 //
 // Each sample: warm-up, then timed repetitions with CUDA events (one event pair per repetition); the
 // repetition count is capped so that one size takes about --max-ms-per-size. Reported: min, median, mean
@@ -62,6 +71,144 @@ __global__ void host_copy_kernel(const int4* __restrict__ src, int4* __restrict_
   }
 }
 
+// ---- host_flag kernels. Every spin is bounded (kSpinLimit polls): a flag that never comes sets *failed
+// instead of hanging the GPU.
+constexpr long long kSpinLimit = 1ll << 22;
+
+__device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// One thread follows `steps` links of a chain in pinned host memory: each load's address comes from the
+// previous load, so the time per step is the GPU's read latency of host memory (a poll of an SHM flag).
+__global__ void host_chase_kernel(const unsigned* chain, int steps, unsigned* sink, unsigned long long* ns) {
+  const volatile unsigned* c = chain;
+  unsigned i = 0;
+  const unsigned long long t0 = global_ns();
+  for (int s = 0; s < steps; ++s) i = c[i];
+  ns[0] = global_ns() - t0;
+  sink[0] = i;
+}
+
+// Thread 0 of block 0 and of block 1 pass a counter back and forth `rounds` times through two flags
+// 128 bytes apart (`flags`: pinned host memory or device memory): block 0 stores r and waits for the
+// echo, block 1 waits for r and stores it back. A round is two one-way handoffs (store, fence, the
+// other side's poll), as a FIFO step of NCCL's SHM transport between a sender and a receiver block.
+__global__ void block_pingpong_kernel(unsigned* flags, int rounds, unsigned long long* ns, int* failed) {
+  if (threadIdx.x != 0) return;
+  volatile unsigned* ping = flags;
+  volatile unsigned* pong = flags + 32;
+  const unsigned long long t0 = global_ns();
+  for (int r = 1; r <= rounds; ++r) {
+    volatile unsigned* mine = blockIdx.x == 0 ? ping : pong;
+    volatile unsigned* theirs = blockIdx.x == 0 ? pong : ping;
+    if (blockIdx.x == 0) {
+      *mine = r;
+      __threadfence_system();
+    }
+    long long spins = 0;
+    while (*theirs != static_cast<unsigned>(r))
+      if (++spins > kSpinLimit || *(volatile int*)failed) { *(volatile int*)failed = 1; return; }
+    if (blockIdx.x == 1) {
+      *mine = r;
+      __threadfence_system();
+    }
+  }
+  if (blockIdx.x == 0) ns[0] = global_ns() - t0;
+}
+
+// One GPU thread and one CPU thread pass a counter back and forth through pinned host memory: the GPU
+// stores r into flags[0], the CPU (gpu_cpu_pingpong_host) sees it and stores r into flags[32]. This is
+// the kernel <-> proxy handshake of NCCL's network transports (the kernel posts a step, the proxy
+// thread polls for it; the proxy posts completion, the kernel polls).
+__global__ void gpu_cpu_pingpong_kernel(unsigned* flags, int rounds, unsigned long long* ns, int* failed) {
+  volatile unsigned* to_cpu = flags;
+  volatile unsigned* from_cpu = flags + 32;
+  const unsigned long long t0 = global_ns();
+  for (int r = 1; r <= rounds; ++r) {
+    *to_cpu = r;
+    __threadfence_system();
+    long long spins = 0;
+    while (*from_cpu != static_cast<unsigned>(r))
+      if (++spins > kSpinLimit) { *failed = 1; return; }
+  }
+  ns[0] = global_ns() - t0;
+}
+
+// ---- shm_fifo: NCCL's SHM transport (src/transport/shm.cc, the FIFO on the receiver's side in host
+// memory) on one GPU. Block pair p is one channel: block 2p (the sender) copies `steps` slices from device
+// memory into slot s % kShmSlots of its FIFO, fences and posts tail = s + 1; block 2p+1 (the receiver)
+// polls the tail, loads the slice (volatile, as NCCL loads a peer's buffer: the host memory's contents,
+// never a cached copy; `plain` loads for comparison) into device memory and posts head = s + 1, which frees the slot for the sender. NCCL_STEPS = 8 slots; a Simple step
+// is NCCL_BUFFSIZE / 8 = 512 KiB. Flags and FIFO are pinned host memory, as NCCL's ncclSendMem/ncclRecvMem
+// for SHM.
+constexpr int kShmSlots = 8;
+// One 16-byte load that bypasses the caches' copies (NCCL's ld_volatile_global for a peer's buffer).
+__device__ int4 ld_volatile16(const int4* p) {
+  int4 v;
+  asm volatile("ld.volatile.global.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+template <bool kVolatile>
+__global__ void shm_fifo_kernel(int4* fifo_base, unsigned* flags_base, const int4* src, int4* dst,
+                                std::size_t slot16, int steps, int* failed) {
+  const int pair = blockIdx.x / 2;
+  const bool sender = blockIdx.x % 2 == 0;
+  int4* fifo = fifo_base + static_cast<std::size_t>(pair) * kShmSlots * slot16;
+  volatile unsigned* head = flags_base + pair * 64;  // flags 128 bytes apart, channels 256 bytes apart
+  volatile unsigned* tail = flags_base + pair * 64 + 32;
+  const int4* in = src + static_cast<std::size_t>(pair) * slot16;  // the same slice every step: the data
+  int4* out = dst + static_cast<std::size_t>(pair) * slot16;       // does not matter, the traffic does
+  __shared__ int stop;
+  for (int s = 0; s < steps; ++s) {
+    if (threadIdx.x == 0) {
+      stop = 0;
+      long long spins = 0;
+      if (sender) {
+        while (static_cast<int>(*head) + kShmSlots <= s)
+          if (++spins > kSpinLimit) { stop = 1; break; }
+      } else {
+        while (static_cast<int>(*tail) <= s)
+          if (++spins > kSpinLimit) { stop = 1; break; }
+      }
+    }
+    __syncthreads();
+    if (stop) {
+      if (threadIdx.x == 0) *failed = 1;
+      return;
+    }
+    int4* slot = fifo + static_cast<std::size_t>(s % kShmSlots) * slot16;
+    const std::size_t stride = blockDim.x;
+    for (std::size_t base = threadIdx.x; base < slot16; base += stride * kHostCopyUnroll) {
+      int4 v[kHostCopyUnroll];
+#pragma unroll
+      for (int u = 0; u < kHostCopyUnroll; ++u)
+        if (base + u * stride < slot16) {
+          if (sender) {
+            v[u] = in[base + u * stride];
+          } else if (kVolatile) {
+            v[u] = ld_volatile16(slot + base + u * stride);
+          } else {
+            v[u] = slot[base + u * stride];
+          }
+        }
+#pragma unroll
+      for (int u = 0; u < kHostCopyUnroll; ++u)
+        if (base + u * stride < slot16) (sender ? slot : out)[base + u * stride] = v[u];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence_system();
+      if (sender) *tail = s + 1;
+      else *head = s + 1;
+    }
+  }
+}
+
 struct Options {
   std::uint64_t min_bytes = 8, max_bytes = 1ull << 30;
   double factor = 2;
@@ -76,6 +223,7 @@ struct Options {
   int launch_batch = 1000, launch_roundtrips = 1000;
   int kernel_threads = 512, kernel_blocks_per_sm = 4;
   std::uint64_t host_kernel_bytes = 64ull << 20;  // per host_kernel sample
+  int flag_rounds = 10000;                         // host_flag: handoffs (and chain steps) per repetition
   std::string output;
   bool quiet = false;
 };
@@ -94,8 +242,10 @@ void usage() {
       "      --iters N            timed repetitions per size (default 20)\n"
       "      --warmup N           warm-up repetitions per size (default 5)\n"
       "      --max-ms-per-size MS cap on the timed repetitions of one size (default 200; at least 3 run)\n"
-      "      --tests LIST         any of d2d,h2d,d2h,p2p,launch,host_kernel (default: d2d,h2d,d2h,p2p,launch)\n"
-      "      --host-kernel-bytes SIZE  bytes per host_kernel sample (default 64M)\n"
+      "      --tests LIST         any of d2d,h2d,d2h,p2p,launch,host_kernel,host_flag,shm_fifo\n"
+      "                           (default: d2d,h2d,d2h,p2p,launch)\n"
+      "      --host-kernel-bytes SIZE  bytes per host_kernel sample and per shm_fifo channel (default 64M)\n"
+      "      --flag-rounds N      host_flag: round trips (and chain steps) per repetition (default 10000)\n"
       "      --pairs MODE         all | neighbors | none | list \"0:1,1:0\" (default: all up to 8 GPUs,\n"
       "                           neighbors (i<->i+1) above)\n"
       "      --devices LIST       GPU indices to use, e.g. 0,1,2,3 (default: all)\n"
@@ -128,15 +278,18 @@ Options parse(int argc, char** argv) {
     else if (k == "--launch-batch") o.launch_batch = std::stoi(a.value(i));
     else if (k == "--launch-roundtrips") o.launch_roundtrips = std::stoi(a.value(i));
     else if (k == "--host-kernel-bytes") o.host_kernel_bytes = parse_size(a.value(i));
+    else if (k == "--flag-rounds") o.flag_rounds = std::stoi(a.value(i));
     else if (k == "-q" || k == "--quiet") o.quiet = true;
     else throw ProbeError("unknown option " + k + " (see --help)");
   }
   if (o.iters < 1 || o.warmup < 0) throw ProbeError("--iters must be >= 1 and --warmup >= 0");
   if (o.host_kernel_bytes < 16 || o.host_kernel_bytes % 16 != 0)
     throw ProbeError("--host-kernel-bytes must be a positive multiple of 16");
+  if (o.flag_rounds < 2) throw ProbeError("--flag-rounds must be >= 2");
   o.min_iters = std::min(3, o.iters);
   for (const auto& t : o.tests)
-    if (t != "d2d" && t != "h2d" && t != "d2h" && t != "p2p" && t != "launch" && t != "host_kernel")
+    if (t != "d2d" && t != "h2d" && t != "d2h" && t != "p2p" && t != "launch" && t != "host_kernel" &&
+        t != "host_flag" && t != "shm_fifo")
       throw ProbeError("unknown test '" + t + "' in --tests");
   return o;
 }
@@ -230,6 +383,125 @@ void launch_copy(const Gpu& g, const void* src, void* dst, std::uint64_t bytes, 
   CCSIM_CUDA_CHECK(cudaGetLastError());
 }
 
+// ---- host_flag: handshake latencies. Each repetition passes `rounds` handoffs (or chain steps) and
+// yields microseconds per handoff (per step); the sample holds their statistics.
+json flag_sample(json base, int rounds, const std::vector<double>& us) {
+  const Stats s = stats_of(us);
+  base["bytes"] = 0;
+  base["iters"] = static_cast<int>(us.size());
+  base["rounds"] = rounds;
+  base["time_us_min"] = r6(s.min);
+  base["time_us_median"] = r6(s.median);
+  base["time_us_mean"] = r6(s.mean);
+  base["time_us_max"] = r6(s.max);
+  return base;
+}
+
+void measure_host_flags(json& doc, const Gpu& g, const Options& o) {
+  const int reps = std::max(o.iters, 3);
+  const int rounds = o.flag_rounds;
+  // A chain of 4096 links 4 KiB apart in a random cyclic order (fixed seed: the same chain every run),
+  // 16 MiB of pinned host memory: no two consecutive loads share a page or a cache line.
+  constexpr unsigned kLinks = 4096, kStride = 1024;  // stride in unsigned elements (4 KiB)
+  unsigned* chain = nullptr;
+  unsigned* flags = nullptr;
+  unsigned* dflags = nullptr;
+  unsigned long long* dns = nullptr;
+  int* dfailed = nullptr;
+  std::unique_ptr<void, std::function<void(void*)>> guard(reinterpret_cast<void*>(1), [&](void*) {
+    if (chain) cudaFreeHost(chain);
+    if (flags) cudaFreeHost(flags);
+    cudaFree(dflags);
+    cudaFree(dns);
+    cudaFree(dfailed);
+  });
+  CCSIM_CUDA_CHECK(cudaHostAlloc(&chain, std::size_t{kLinks} * kStride * sizeof(unsigned), cudaHostAllocMapped));
+  CCSIM_CUDA_CHECK(cudaHostAlloc(&flags, 4096, cudaHostAllocMapped));
+  CCSIM_CUDA_CHECK(cudaMalloc(&dflags, 4096));
+  CCSIM_CUDA_CHECK(cudaMalloc(&dns, 2 * sizeof(unsigned long long)));
+  CCSIM_CUDA_CHECK(cudaMalloc(&dfailed, sizeof(int)));
+  std::vector<unsigned> order(kLinks);
+  for (unsigned i = 0; i < kLinks; ++i) order[i] = i;
+  std::uint64_t lcg = 0x9E3779B97F4A7C15ull;
+  for (unsigned i = kLinks - 1; i > 0; --i) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(order[i], order[(lcg >> 33) % (i + 1)]);
+  }
+  for (unsigned i = 0; i < kLinks; ++i) chain[order[i] * kStride] = order[(i + 1) % kLinks] * kStride;
+  unsigned* mapped_chain = nullptr;
+  unsigned* mapped_flags = nullptr;
+  CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_chain), chain, 0));
+  CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mapped_flags), flags, 0));
+
+  auto gpu_ns = [&] {
+    unsigned long long ns = 0;
+    CCSIM_CUDA_CHECK(cudaMemcpy(&ns, dns, sizeof ns, cudaMemcpyDeviceToHost));
+    int failed = 0;
+    CCSIM_CUDA_CHECK(cudaMemcpy(&failed, dfailed, sizeof failed, cudaMemcpyDeviceToHost));
+    if (failed) throw ProbeError("a flag did not arrive within the spin limit");
+    return static_cast<double>(ns);
+  };
+  auto reset = [&] {
+    std::memset(flags, 0, 4096);
+    CCSIM_CUDA_CHECK(cudaMemset(dflags, 0, 4096));
+    CCSIM_CUDA_CHECK(cudaMemset(dfailed, 0, sizeof(int)));
+  };
+
+  // GPU read latency of pinned host memory (one warm-up walk first).
+  std::vector<double> us;
+  for (int rep = -1; rep < reps; ++rep) {
+    reset();
+    host_chase_kernel<<<1, 1, 0, g.stream>>>(mapped_chain, rounds, reinterpret_cast<unsigned*>(dns + 1), dns);
+    CCSIM_CUDA_CHECK(cudaGetLastError());
+    CCSIM_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+    unsigned long long ns = 0;
+    CCSIM_CUDA_CHECK(cudaMemcpy(&ns, dns, sizeof ns, cudaMemcpyDeviceToHost));
+    if (rep >= 0) us.push_back(static_cast<double>(ns) / 1e3 / rounds);
+  }
+  doc["samples"].push_back(flag_sample({{"test", "host_flag"}, {"kind", "gpu_read"}, {"memory", "pinned_host"},
+                                        {"gpu", g.dev}, {"unit", "microseconds per dependent load"}},
+                                       rounds, us));
+
+  // Block <-> block through host memory (SHM's FIFO flag) and through device memory (the reference).
+  for (const char* memory : {"pinned_host", "device"}) {
+    unsigned* f = std::strcmp(memory, "device") == 0 ? dflags : mapped_flags;
+    us.clear();
+    for (int rep = -1; rep < reps; ++rep) {
+      reset();
+      block_pingpong_kernel<<<2, 32, 0, g.stream>>>(f, rounds, dns, dfailed);
+      CCSIM_CUDA_CHECK(cudaGetLastError());
+      CCSIM_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+      const double ns = gpu_ns();
+      if (rep >= 0) us.push_back(ns / 1e3 / (2.0 * rounds));
+    }
+    doc["samples"].push_back(flag_sample({{"test", "host_flag"}, {"kind", "gpu_gpu"}, {"memory", memory},
+                                          {"gpu", g.dev}, {"unit", "microseconds per one-way handoff"}},
+                                         rounds, us));
+  }
+
+  // GPU thread <-> CPU thread through host memory (kernel <-> proxy).
+  us.clear();
+  volatile unsigned* to_cpu = flags;
+  volatile unsigned* from_cpu = flags + 32;
+  for (int rep = -1; rep < reps; ++rep) {
+    reset();
+    gpu_cpu_pingpong_kernel<<<1, 1, 0, g.stream>>>(mapped_flags, rounds, dns, dfailed);
+    CCSIM_CUDA_CHECK(cudaGetLastError());
+    const double deadline = now_us() + 10e6;
+    for (int r = 1; r <= rounds; ++r) {
+      while (*to_cpu != static_cast<unsigned>(r))
+        if (now_us() > deadline) break;
+      *from_cpu = static_cast<unsigned>(r);
+    }
+    CCSIM_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+    const double ns = gpu_ns();
+    if (rep >= 0) us.push_back(ns / 1e3 / (2.0 * rounds));
+  }
+  doc["samples"].push_back(flag_sample({{"test", "host_flag"}, {"kind", "gpu_cpu"}, {"memory", "pinned_host"},
+                                        {"gpu", g.dev}, {"unit", "microseconds per one-way handoff"}},
+                                       rounds, us));
+}
+
 class Runner {
  public:
   Runner(json& doc, const Options& o) : doc_(doc), o_(o) {}
@@ -314,10 +586,11 @@ int run(int argc, char** argv, json& doc, const Options& o) {
                        {"kernel_threads", o.kernel_threads},
                        {"kernel_blocks_per_sm", o.kernel_blocks_per_sm},
                        {"host_kernel_bytes", o.host_kernel_bytes},
+                       {"flag_rounds", o.flag_rounds},
                        {"bandwidth_unit", "GB/s = 1e9 bytes/s of payload (bytes counted once)"}};
   Runner r(doc, o);
   std::uint64_t need = std::max(sizes.back(), pairs.empty() ? 0 : pair_sizes.back());
-  if (wants(o, "host_kernel")) need = std::max(need, o.host_kernel_bytes);
+  if (wants(o, "host_kernel") || wants(o, "shm_fifo")) need = std::max(need, o.host_kernel_bytes);
 
   // Buffers: two per GPU (a = source, b = destination). If memory is short, halve and say so.
   std::vector<Gpu> gpus(ndev);
@@ -498,6 +771,86 @@ int run(int argc, char** argv, json& doc, const Options& o) {
         }
       }
       cudaFreeHost(host);
+    }
+  }
+
+  // ---- NCCL's SHM FIFO on one GPU: 1, 2, 4, 8 channels, Simple's 512 KiB step and a 64 KiB one
+  if (wants(o, "shm_fifo")) {
+    constexpr int kMaxPairs = 8;
+    const std::uint64_t kSlots[] = {512 * 1024, 64 * 1024};
+    char* fifo = nullptr;
+    unsigned* flags = nullptr;
+    const std::size_t fifo_bytes = std::size_t{kMaxPairs} * kShmSlots * kSlots[0];
+    if (cudaHostAlloc(&fifo, fifo_bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess ||
+        cudaHostAlloc(&flags, 4096, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      add_error(doc, "shm_fifo", "cudaHostAlloc of the FIFO failed; skipped");
+    } else {
+      std::memset(fifo, 0, fifo_bytes);
+      for (int d : devs) {
+        Gpu& g = gpus[d];
+        CCSIM_CUDA_CHECK(cudaSetDevice(d));
+        void* mapped_fifo = nullptr;
+        void* mapped_flags = nullptr;
+        int* failed = nullptr;
+        CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(&mapped_fifo, fifo, 0));
+        CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(&mapped_flags, flags, 0));
+        CCSIM_CUDA_CHECK(cudaMalloc(&failed, sizeof(int)));
+        CCSIM_CUDA_CHECK(cudaMemset(failed, 0, sizeof(int)));
+        r.progress("shm_fifo GPU " + std::to_string(d));
+        for (const bool vol : {true, false})
+        for (const std::uint64_t slot : kSlots) {
+          if (!vol && slot != kSlots[0]) continue;
+          const int steps = static_cast<int>(std::max<std::uint64_t>(2 * kShmSlots, o.host_kernel_bytes / slot));
+          for (int pairs = 1; pairs <= std::min(kMaxPairs, g.sms / 2); pairs *= 2) {
+            if (std::uint64_t(pairs) * slot > g.capacity) break;
+            const std::size_t before = doc["samples"].size();
+            r.sample({{"test", "shm_fifo"}, {"host_memory", "pinned"}, {"gpu", d}, {"channels", pairs},
+                      {"slot_bytes", slot}, {"slots", kShmSlots}, {"threads", o.kernel_threads},
+                      {"receiver_loads", vol ? "volatile" : "plain"}},
+                     std::uint64_t(pairs) * steps * slot,
+                     [&] {
+                       // Each run starts from empty FIFOs: the flags count this run's steps.
+                       CCSIM_CUDA_CHECK(cudaMemsetAsync(mapped_flags, 0, 4096, g.stream));
+                       auto* kernel = vol ? shm_fifo_kernel<true> : shm_fifo_kernel<false>;
+                       kernel<<<2 * pairs, o.kernel_threads, 0, g.stream>>>(
+                           static_cast<int4*>(mapped_fifo), static_cast<unsigned*>(mapped_flags),
+                           reinterpret_cast<const int4*>(g.a), reinterpret_cast<int4*>(g.b), slot / 16, steps, failed);
+                       CCSIM_CUDA_CHECK(cudaGetLastError());
+                     },
+                     g.stream);
+            int bad = 0;
+            CCSIM_CUDA_CHECK(cudaMemcpy(&bad, failed, sizeof bad, cudaMemcpyDeviceToHost));
+            if (bad) {
+              add_error(doc, "shm_fifo", "a FIFO flag did not arrive within the spin limit", {{"gpu", d}, {"channels", pairs}});
+              if (doc["samples"].size() > before) doc["samples"].erase(doc["samples"].size() - 1);
+              CCSIM_CUDA_CHECK(cudaMemset(failed, 0, sizeof(int)));
+              continue;
+            }
+            if (doc["samples"].size() > before) {
+              json& last = doc["samples"].back();
+              last["bw_per_channel_GBps"] = r6(last.value("bw_GBps", 0.0) / pairs);
+            }
+          }
+        }
+        cudaFree(failed);
+      }
+    }
+    if (fifo) cudaFreeHost(fifo);
+    if (flags) cudaFreeHost(flags);
+  }
+
+  // ---- handshake latencies through pinned host memory (NCCL's SHM flags, kernel <-> proxy)
+  if (wants(o, "host_flag")) {
+    for (int d : devs) {
+      CCSIM_CUDA_CHECK(cudaSetDevice(d));
+      r.progress("host_flag GPU " + std::to_string(d));
+      try {
+        measure_host_flags(doc, gpus[d], o);
+      } catch (const std::exception& e) {
+        add_error(doc, "host_flag", e.what(), {{"gpu", d}});
+        cudaGetLastError();
+      }
     }
   }
 

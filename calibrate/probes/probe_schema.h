@@ -88,6 +88,18 @@ inline std::vector<std::string> check_probe_document(const nlohmann::json& doc) 
         need(s, w, "blocks", T::number_integer);
         need(s, w, "bw_GBps", T::number_float);
         need(s, w, "bw_per_block_GBps", T::number_float);
+      } else if (test == "shm_fifo") {
+        need(s, w, "gpu", T::number_integer);
+        need(s, w, "channels", T::number_integer);
+        need(s, w, "slot_bytes", T::number_integer);
+        need(s, w, "receiver_loads", T::string);
+        need(s, w, "bw_GBps", T::number_float);
+        need(s, w, "bw_per_channel_GBps", T::number_float);
+      } else if (test == "host_flag") {
+        need(s, w, "gpu", T::number_integer);
+        need(s, w, "kind", T::string);
+        need(s, w, "memory", T::string);
+        need(s, w, "rounds", T::number_integer);
       } else if (test == "launch_back_to_back" || test == "launch_sync_roundtrip") {
         need(s, w, "gpu", T::number_integer);
       } else {
