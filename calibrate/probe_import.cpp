@@ -169,31 +169,56 @@ void add_verbs_probe(Calibration& cal, const ProbeDocument& probe) {
     throw InputError(probe.path, "no verbs probe sample with a bandwidth or latency value to calibrate from");
 }
 
+// One channel of NCCL's SHM transport, per GPU: the shm_fifo test's one channel at Simple's 512 KiB step
+// with volatile loads (the transport itself: FIFO, flags, handshake), else the host_kernel test's one
+// block reading pinned host memory (the stream of loads alone, an upper bound of the former: 19.97
+// against 17.8 GB/s on calibrate/samples/h200-probe-cuda.json).
 void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
+  constexpr int kSimpleStepBytes = 512 * 1024;  // NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8
+  auto rates = [&](bool fifo) {
+    std::vector<std::pair<int, double>> out;  // GPU, GB/s
+    for (const json& s : samples_of(probe)) {
+      const bool match =
+          fifo ? s.at("test") == "shm_fifo" && s.value("channels", 0) == 1 && s.value("slot_bytes", 0) == kSimpleStepBytes &&
+                     s.value("receiver_loads", "") == "volatile"
+               : s.at("test") == "host_kernel" && s.value("direction", "") == "read" && s.value("blocks", 0) == 1;
+      const double rate = match ? s.value(fifo ? "bw_per_channel_GBps" : "bw_per_block_GBps", 0.0) : 0.0;
+      if (rate > 0) out.push_back({s.at("gpu").get<int>(), rate});
+    }
+    return out;
+  };
+  bool fifo = true;
+  auto found = rates(true);
+  if (found.empty()) {
+    fifo = false;
+    found = rates(false);
+  }
+  if (found.empty())
+    throw InputError(probe.path, "no shm_fifo sample of 1 channel and no host_kernel read sample at 1 block (run "
+                                 "ccsim-probe-cuda --tests shm_fifo); the cuda probe's other tests are not calibration "
+                                 "inputs yet (docs/calibration.md)");
   std::vector<double> per_gpu;
   std::vector<std::string> gpus;
-  for (const json& s : samples_of(probe)) {
-    if (s.at("test") != "host_kernel" || s.at("direction") != "read" || s.at("blocks").get<int>() != 1) continue;
-    const double rate = s.at("bw_per_block_GBps").get<double>();
-    if (!(rate > 0)) continue;
+  for (const auto& [gpu, rate] : found) {
     per_gpu.push_back(rate * 1e9);
-    gpus.push_back("GPU " + std::to_string(s.at("gpu").get<int>()) + " " + strprintf("%.6g", rate) + " GB/s");
+    gpus.push_back("GPU " + std::to_string(gpu) + " " + strprintf("%.6g", rate) + " GB/s");
   }
-  if (per_gpu.empty())
-    throw InputError(probe.path, "no host_kernel read sample at 1 block (run ccsim-probe-cuda --tests host_kernel); "
-                                 "the cuda probe's other tests are not calibration inputs yet (docs/calibration.md)");
   ShmCalibration shm = cal.shm.value_or(ShmCalibration{});
   shm.channel_Bps = median(per_gpu);
   CalibrationSource src;
   src.file = probe.path;
-  src.kind = "ccsim-probe-cuda host_kernel";
-  src.collective = "host_kernel read, 1 block";
+  src.kind = fifo ? "ccsim-probe-cuda shm_fifo" : "ccsim-probe-cuda host_kernel";
+  src.collective = fifo ? "shm_fifo, 1 channel, 512 KiB steps" : "host_kernel read, 1 block";
   src.points = per_gpu.size();
   src.beta_Bps = shm.channel_Bps;
   src.method = per_gpu.size() == 1 ? "one GPU" : "median over " + std::to_string(per_gpu.size()) + " GPUs";
   shm.sources.push_back(src);
-  shm.notes.push_back(probe.path + ": one thread block reading pinned host memory, as one channel of NCCL's SHM "
-                                   "transport loads its FIFO: " + join(gpus, ", "));
+  shm.notes.push_back(probe.path + (fifo ? ": one channel of NCCL's SHM transport played on the GPU (a FIFO of 8 "
+                                           "slots in pinned host memory between a sender and a receiver block): "
+                                         : ": one thread block reading pinned host memory, as one channel of NCCL's "
+                                           "SHM transport loads its FIFO (an upper bound; shm_fifo measures the "
+                                           "transport): ") +
+                      join(gpus, ", "));
   cal.shm = shm;
 }
 

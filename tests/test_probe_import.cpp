@@ -150,7 +150,32 @@ TEST(ProbeImport, CudaProbeHostReadIsTheShmChannelRate) {
     if (s["test"] != "host_kernel") kept.push_back(s);
   no_host_kernel["samples"] = kept;
   Calibration none;
-  EXPECT_EQ(error_of([&] { add_cuda_probe(none, as_probe(no_host_kernel)); }).rfind("probe.json: no host_kernel read sample", 0), 0u);
+  EXPECT_EQ(error_of([&] { add_cuda_probe(none, as_probe(no_host_kernel)); }).rfind("probe.json: no shm_fifo sample of 1 channel and no host_kernel read sample", 0), 0u);
+}
+
+// The measured H200 document (calibrate/samples/README.md): its shm_fifo sample of one channel at the
+// 512 KiB Simple step, 64 MiB in a median 3767.76 us, is the channel rate; without shm_fifo samples the
+// one block reading pinned host memory (64 MiB in 3360.99 us) stands in for it.
+TEST(ProbeImport, MeasuredShmFifoIsTheShmChannelRate) {
+  const std::string path = kSource + "/calibrate/samples/h200-probe-cuda.json";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Calibration cal;
+  add_cuda_probe(cal, parse_probe_document(path, text.str()));
+  ASSERT_TRUE(cal.shm.has_value());
+  EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 3767.76e-6, 1e-4 * cal.shm->channel_Bps);  // 17.81 GB/s
+  EXPECT_EQ(cal.shm->sources.at(0).kind, "ccsim-probe-cuda shm_fifo");
+
+  json without_fifo = json::parse(text.str());
+  json kept = json::array();
+  for (const auto& s : without_fifo["samples"])
+    if (s["test"] != "shm_fifo") kept.push_back(s);
+  without_fifo["samples"] = kept;
+  Calibration fallback;
+  add_cuda_probe(fallback, as_probe(without_fifo));
+  EXPECT_NEAR(fallback.shm->channel_Bps, 67108864 / 3360.99e-6, 1e-4 * fallback.shm->channel_Bps);  // 19.97 GB/s
+  EXPECT_EQ(fallback.shm->sources.at(0).kind, "ccsim-probe-cuda host_kernel");
 }
 
 TEST(ProbeImport, BrokenDocumentsAreOneError) {

@@ -60,6 +60,31 @@ TEST(ProbeSchema, HostKernelSamplesGiveTheRatePerBlock) {
   EXPECT_TRUE(mentions(ccsim::probe::check_probe_document(doc), "missing \"blocks\""));
 }
 
+// The measured documents (calibrate/samples/README.md: one H200, 2026-12-04) have the schema, and their
+// bandwidths are their bytes over their median times.
+TEST(ProbeSchema, MeasuredH200DocumentsAreValid) {
+  for (const char* name : {"h200-probe-cuda.json", "h200-probe-cuda-repeat.json", "h200-probe-nccl-1gpu.json"}) {
+    std::ifstream in(std::string(CCSIM_SOURCE_DIR) + "/calibrate/samples/" + name);
+    ASSERT_TRUE(in.good()) << name;
+    const json doc = json::parse(in);
+    EXPECT_FALSE(doc.contains("example")) << name;
+    for (const auto& p : ccsim::probe::check_probe_document(doc)) ADD_FAILURE() << name << ": " << p;
+    EXPECT_TRUE(doc["errors"].empty()) << name;
+    EXPECT_EQ(doc["machine"]["gpus"][0]["name"], "NVIDIA H200") << name;
+    int fifo = 0;
+    for (const auto& s : doc["samples"]) {
+      if (s["test"] != "shm_fifo") continue;
+      ++fifo;
+      const double expect = s["bytes"].get<double>() / (s["time_us_median"].get<double>() * 1e-6) / 1e9;
+      EXPECT_NEAR(s["bw_GBps"].get<double>(), expect, 1e-3 * expect) << s.dump();
+      EXPECT_NEAR(s["bw_per_channel_GBps"].get<double>(), expect / s["channels"].get<double>(), 1e-3 * expect);
+    }
+    if (doc["probe"] == "cuda") {
+      EXPECT_EQ(fifo, 12) << name;  // 1/2/4/8 channels x (512 KiB, 64 KiB, plain loads)
+    }
+  }
+}
+
 TEST(ProbeSchema, ReportsMissingAndMistypedKeys) {
   json doc = load_example();
   doc.erase("errors");
