@@ -96,6 +96,7 @@ __global__ void host_chase_kernel(const unsigned* chain, int steps, unsigned* si
 // 128 bytes apart (`flags`: pinned host memory or device memory): block 0 stores r and waits for the
 // echo, block 1 waits for r and stores it back. A round is two one-way handoffs (store, fence, the
 // other side's poll), as a FIFO step of NCCL's SHM transport between a sender and a receiver block.
+// A block whose partner gave up stops too (each poll also reads `failed`, in device memory: an L2 hit).
 __global__ void block_pingpong_kernel(unsigned* flags, int rounds, unsigned long long* ns, int* failed) {
   if (threadIdx.x != 0) return;
   volatile unsigned* ping = flags;
