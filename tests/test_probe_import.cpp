@@ -1,7 +1,8 @@
 // ccsim's probe documents as calibration inputs (calibrate/probe_import.h): the nccl probe's default
 // runs are fitted as the same measurement in an nccl-tests log is, the verbs probe's tables as
-// perftest's, and the cuda probe's 1-block host read rate becomes node.pcie.shm_channel_GBps. The
-// probe documents are built here from real logs in tests/data (no probe runs in CI: no GPU).
+// perftest's, and the cuda probe's SHM channel rate (shm_fifo, else the 1-block host read rate) becomes
+// node.pcie.shm_channel_GBps. The nccl and verbs probe documents are built here from real logs in
+// tests/data; the cuda ones are calibrate/samples' (no probe runs in CI: no GPU).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +39,23 @@ json probe_base(const std::string& probe) {
 }
 
 ProbeDocument as_probe(const json& doc) { return parse_probe_document("probe.json", doc.dump()); }
+
+// calibrate/samples/NAME as text.
+std::string sample_text(const std::string& name) {
+  std::ifstream in(kSource + "/calibrate/samples/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `doc` without the samples `drop` matches.
+json without_samples(json doc, const std::function<bool(const json&)>& drop) {
+  json kept = json::array();
+  for (const auto& s : doc["samples"])
+    if (!drop(s)) kept.push_back(s);
+  doc["samples"] = kept;
+  return doc;
+}
 
 std::string error_of(const std::function<void()>& f) { return testing::input_error_of(f); }
 
@@ -89,11 +107,7 @@ TEST(ProbeImport, NcclProbeFlagsAndMissingDefault) {
   opt = {};
   opt.path_class = "pcie";
   EXPECT_EQ(ring_curves_from_nccl_probe(p, opt).at(0).path_class, "pcie");
-  json forced = nccl_probe_from_log(8);
-  json kept = json::array();
-  for (const auto& s : forced["samples"])
-    if (s["combination"] != "default") kept.push_back(s);
-  forced["samples"] = kept;
+  const json forced = without_samples(nccl_probe_from_log(8), [](const json& s) { return s["combination"] == "default"; });
   EXPECT_EQ(error_of([&] { ring_curves_from_nccl_probe(as_probe(forced), {}); }),
             "probe.json: no all_reduce, all_gather or reduce_scatter samples of NCCL's default choice (only forced "
             "combinations: Ring/LL; rerun without --no-default)");
@@ -126,12 +140,9 @@ TEST(ProbeImport, VerbsProbeIsPerftest) {
 }
 
 TEST(ProbeImport, CudaProbeHostReadIsTheShmChannelRate) {
-  const std::string path = kSource + "/calibrate/samples/example-probe-cuda.json";
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = sample_text("example-probe-cuda.json");
   Calibration cal;
-  add_cuda_probe(cal, parse_probe_document(path, text.str()));
+  add_cuda_probe(cal, parse_probe_document("example-probe-cuda.json", text));
   ASSERT_TRUE(cal.shm.has_value());
   // The example's one sample: 64 MiB read by 1 block in a median 52000 us.
   EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 52000e-6, 1e3);
@@ -144,11 +155,7 @@ TEST(ProbeImport, CudaProbeHostReadIsTheShmChannelRate) {
   ASSERT_EQ(effect.spec_overrides.size(), 1u);
   EXPECT_EQ(effect.spec_overrides[0].rfind("node.pcie.shm_channel_GBps=1.2905", 0), 0u) << effect.spec_overrides[0];
 
-  json no_host_kernel = json::parse(text.str());
-  json kept = json::array();
-  for (const auto& s : no_host_kernel["samples"])
-    if (s["test"] != "host_kernel") kept.push_back(s);
-  no_host_kernel["samples"] = kept;
+  const json no_host_kernel = without_samples(json::parse(text), [](const json& s) { return s["test"] == "host_kernel"; });
   Calibration none;
   EXPECT_EQ(error_of([&] { add_cuda_probe(none, as_probe(no_host_kernel)); }).rfind("probe.json: no shm_fifo sample of 1 channel and no host_kernel read sample", 0), 0u);
 }
@@ -157,21 +164,14 @@ TEST(ProbeImport, CudaProbeHostReadIsTheShmChannelRate) {
 // 512 KiB Simple step, 64 MiB in a median 3767.76 us, is the channel rate; without shm_fifo samples the
 // one block reading pinned host memory (64 MiB in 3360.99 us) stands in for it.
 TEST(ProbeImport, MeasuredShmFifoIsTheShmChannelRate) {
-  const std::string path = kSource + "/calibrate/samples/h200-probe-cuda.json";
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = sample_text("h200-probe-cuda.json");
   Calibration cal;
-  add_cuda_probe(cal, parse_probe_document(path, text.str()));
+  add_cuda_probe(cal, parse_probe_document("h200-probe-cuda.json", text));
   ASSERT_TRUE(cal.shm.has_value());
   EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 3767.76e-6, 1e-4 * cal.shm->channel_Bps);  // 17.81 GB/s
   EXPECT_EQ(cal.shm->sources.at(0).kind, "ccsim-probe-cuda shm_fifo");
 
-  json without_fifo = json::parse(text.str());
-  json kept = json::array();
-  for (const auto& s : without_fifo["samples"])
-    if (s["test"] != "shm_fifo") kept.push_back(s);
-  without_fifo["samples"] = kept;
+  const json without_fifo = without_samples(json::parse(text), [](const json& s) { return s["test"] == "shm_fifo"; });
   Calibration fallback;
   add_cuda_probe(fallback, as_probe(without_fifo));
   EXPECT_NEAR(fallback.shm->channel_Bps, 67108864 / 3360.99e-6, 1e-4 * fallback.shm->channel_Bps);  // 19.97 GB/s
