@@ -121,7 +121,7 @@ __global__ void block_pingpong_kernel(unsigned* flags, int rounds, unsigned long
 }
 
 // One GPU thread and one CPU thread pass a counter back and forth through pinned host memory: the GPU
-// stores r into flags[0], the CPU (gpu_cpu_pingpong_host) sees it and stores r into flags[32]. This is
+// stores r into flags[0], the CPU (the loop in measure_host_flags) sees it and stores r into flags[32]. This is
 // the kernel <-> proxy handshake of NCCL's network transports (the kernel posts a step, the proxy
 // thread polls for it; the proxy posts completion, the kernel polls).
 __global__ void gpu_cpu_pingpong_kernel(unsigned* flags, int rounds, unsigned long long* ns, int* failed) {
@@ -142,9 +142,9 @@ __global__ void gpu_cpu_pingpong_kernel(unsigned* flags, int rounds, unsigned lo
 // memory) on one GPU. Block pair p is one channel: block 2p (the sender) copies `steps` slices from device
 // memory into slot s % kShmSlots of its FIFO, fences and posts tail = s + 1; block 2p+1 (the receiver)
 // polls the tail, loads the slice (volatile, as NCCL loads a peer's buffer: the host memory's contents,
-// never a cached copy; `plain` loads for comparison) into device memory and posts head = s + 1, which frees the slot for the sender. NCCL_STEPS = 8 slots; a Simple step
-// is NCCL_BUFFSIZE / 8 = 512 KiB. Flags and FIFO are pinned host memory, as NCCL's ncclSendMem/ncclRecvMem
-// for SHM.
+// never a cached copy; `plain` loads for comparison) into device memory and posts head = s + 1, which
+// frees the slot for the sender. NCCL_STEPS = 8 slots; a Simple step is NCCL_BUFFSIZE / 8 = 512 KiB.
+// Flags and FIFO are pinned host memory, as NCCL's ncclSendMem/ncclRecvMem for SHM.
 constexpr int kShmSlots = 8;
 // One 16-byte load that bypasses the caches' copies (NCCL's ld_volatile_global for a peer's buffer).
 __device__ int4 ld_volatile16(const int4* p) {
@@ -799,9 +799,11 @@ int run(int argc, char** argv, json& doc, const Options& o) {
         CCSIM_CUDA_CHECK(cudaMalloc(&failed, sizeof(int)));
         CCSIM_CUDA_CHECK(cudaMemset(failed, 0, sizeof(int)));
         r.progress("shm_fifo GPU " + std::to_string(d));
-        for (const bool vol : {true, false})
-        for (const std::uint64_t slot : kSlots) {
-          if (!vol && slot != kSlots[0]) continue;
+        // Volatile loads at both slot sizes, plain loads (for comparison) at Simple's.
+        const std::pair<bool, std::uint64_t> variants[] = {{true, kSlots[0]}, {true, kSlots[1]}, {false, kSlots[0]}};
+        for (const auto& variant : variants) {
+          const bool vol = variant.first;
+          const std::uint64_t slot = variant.second;
           const int steps = static_cast<int>(std::max<std::uint64_t>(2 * kShmSlots, o.host_kernel_bytes / slot));
           for (int pairs = 1; pairs <= std::min(kMaxPairs, g.sms / 2); pairs *= 2) {
             if (std::uint64_t(pairs) * slot > g.capacity) break;
