@@ -170,17 +170,20 @@ void add_verbs_probe(Calibration& cal, const ProbeDocument& probe) {
 }
 
 // One channel of NCCL's SHM transport, per GPU: the shm_fifo test's one channel at Simple's 512 KiB step
-// with volatile loads (the transport itself: FIFO, flags, handshake), else the host_kernel test's one
-// block reading pinned host memory (the stream of loads alone, an upper bound of the former: 19.97
-// against 17.8 GB/s on calibrate/samples/h200-probe-cuda.json).
+// with volatile loads and 512 threads (the transport itself: FIFO, flags, handshake; NCCL's Simple block
+// size, except on PCIe-only hosts where NCCL runs Ring/Simple with 256 threads and the probe's 256-thread
+// sample is the rate: about half, docs/probes.md), else the host_kernel test's one block reading pinned
+// host memory (the stream of loads alone, an upper bound of the former: 18.3 against 17.3 GB/s on
+// calibrate/samples/h200-probe-cuda.json).
 void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
   constexpr int kSimpleStepBytes = 512 * 1024;  // NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8
+  constexpr int kSimpleThreads = 512;           // NCCL_SIMPLE_MAX_NTHREADS
   auto rates = [&](bool fifo) {
     std::vector<std::pair<int, double>> out;  // GPU, GB/s
     for (const json& s : samples_of(probe)) {
       const bool match =
           fifo ? s.at("test") == "shm_fifo" && s.value("channels", 0) == 1 && s.value("slot_bytes", 0) == kSimpleStepBytes &&
-                     s.value("receiver_loads", "") == "volatile"
+                     s.value("receiver_loads", "") == "volatile" && s.value("threads", 0) == kSimpleThreads
                : s.at("test") == "host_kernel" && s.value("direction", "") == "read" && s.value("blocks", 0) == 1;
       const double rate = match ? s.value(fifo ? "bw_per_channel_GBps" : "bw_per_block_GBps", 0.0) : 0.0;
       if (rate > 0) out.push_back({s.at("gpu").get<int>(), rate});
@@ -208,7 +211,7 @@ void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
   CalibrationSource src;
   src.file = probe.path;
   src.kind = fifo ? "ccsim-probe-cuda shm_fifo" : "ccsim-probe-cuda host_kernel";
-  src.collective = fifo ? "shm_fifo, 1 channel, 512 KiB steps" : "host_kernel read, 1 block";
+  src.collective = fifo ? "shm_fifo, 1 channel, 512 KiB steps, 512 threads" : "host_kernel read, 1 block";
   src.points = per_gpu.size();
   src.beta_Bps = shm.channel_Bps;
   src.method = per_gpu.size() == 1 ? "one GPU" : "median over " + std::to_string(per_gpu.size()) + " GPUs";

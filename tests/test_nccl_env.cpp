@@ -191,7 +191,7 @@ TEST(NcclEnv, SettingsCcsimDoesNotModelChangeNothingAndSaySo) {
 }
 
 TEST(NcclEnv, BadSettingsAreOneErrorLineAndExitTwo) {
-  for (const std::pair<const char*, const char*> c :
+  for (const auto& c :
        {std::pair{"FOO=1", "expected NCCL_NAME=VALUE"}, std::pair{"NCCL_P2P_DISABLE", "expected NCCL_NAME=VALUE"},
         std::pair{"NCCL_P2P_DISABLE=yes", "expected an integer"}, std::pair{"NCCL_NET_GDR_LEVEL=NVL", "expected a path type"},
         std::pair{"NCCL_P2P_LEVEL=near", "expected a path type"},

@@ -161,20 +161,21 @@ TEST(ProbeImport, CudaProbeHostReadIsTheShmChannelRate) {
 }
 
 // The measured H200 document (calibrate/samples/README.md): its shm_fifo sample of one channel at the
-// 512 KiB Simple step, 64 MiB in a median 3767.76 us, is the channel rate; without shm_fifo samples the
-// one block reading pinned host memory (64 MiB in 3360.99 us) stands in for it.
+// 512 KiB Simple step and 512 threads, 64 MiB in a median 3879.49 us, is the channel rate (not the
+// 256-thread sample, 7145.87 us); without shm_fifo samples the one block reading pinned host memory
+// (64 MiB in 3665.15 us) stands in for it.
 TEST(ProbeImport, MeasuredShmFifoIsTheShmChannelRate) {
   const std::string text = sample_text("h200-probe-cuda.json");
   Calibration cal;
   add_cuda_probe(cal, parse_probe_document("h200-probe-cuda.json", text));
   ASSERT_TRUE(cal.shm.has_value());
-  EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 3767.76e-6, 1e-4 * cal.shm->channel_Bps);  // 17.81 GB/s
+  EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 3879.49e-6, 1e-4 * cal.shm->channel_Bps);  // 17.30 GB/s
   EXPECT_EQ(cal.shm->sources.at(0).kind, "ccsim-probe-cuda shm_fifo");
 
   const json without_fifo = without_samples(json::parse(text), [](const json& s) { return s["test"] == "shm_fifo"; });
   Calibration fallback;
   add_cuda_probe(fallback, as_probe(without_fifo));
-  EXPECT_NEAR(fallback.shm->channel_Bps, 67108864 / 3360.99e-6, 1e-4 * fallback.shm->channel_Bps);  // 19.97 GB/s
+  EXPECT_NEAR(fallback.shm->channel_Bps, 67108864 / 3665.15e-6, 1e-4 * fallback.shm->channel_Bps);  // 18.31 GB/s
   EXPECT_EQ(fallback.shm->sources.at(0).kind, "ccsim-probe-cuda host_kernel");
 }
 

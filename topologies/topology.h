@@ -128,7 +128,7 @@ constexpr std::int64_t kMaxNcclBufferBytes = std::int64_t{1} << 30;
 // node.cpu.launch_us's default, in microseconds: NCCL's enqueue work per communicator and the kernel
 // launch together, the slope of NVIDIA/nccl-tests#123's DGX-A100 -g N series (4.23 us per GPU from 4
 // to 8 GPUs; tests/data/published). A bare CUDA launch is less: 3.8 us back to back in NVIDIA's
-// "Getting Started with CUDA Graphs" (A. Gray, 2019); 4.33 us per launch call on an H200 with a Xeon host,
+// "Getting Started with CUDA Graphs" (A. Gray, 2019); 4.3-4.9 us per launch call on an H200 with a Xeon host,
 // where a one-rank NCCL 2.28.3 call takes 5.8-6.0 us (calibrate/samples/README.md).
 constexpr double kDefaultHostLaunchUs = 4.2;
 

@@ -224,6 +224,7 @@ struct Options {
   int launch_batch = 1000, launch_roundtrips = 1000;
   int kernel_threads = 512, kernel_blocks_per_sm = 4;
   std::uint64_t host_kernel_bytes = 64ull << 20;  // per host_kernel sample
+  std::vector<int> shm_threads = {512, 256};       // shm_fifo: threads per block of the 512 KiB sweep
   int flag_rounds = 10000;                         // host_flag: handoffs (and chain steps) per repetition
   std::string output;
   bool quiet = false;
@@ -246,6 +247,7 @@ void usage() {
       "      --tests LIST         any of d2d,h2d,d2h,p2p,launch,host_kernel,host_flag,shm_fifo\n"
       "                           (default: d2d,h2d,d2h,p2p,launch)\n"
       "      --host-kernel-bytes SIZE  bytes per host_kernel sample and per shm_fifo channel (default 64M)\n"
+      "      --shm-threads LIST   shm_fifo: threads per block, multiples of 32 up to 1024 (default 512,256)\n"
       "      --flag-rounds N      host_flag: round trips (and chain steps) per repetition (default 10000)\n"
       "      --pairs MODE         all | neighbors | none | list \"0:1,1:0\" (default: all up to 8 GPUs,\n"
       "                           neighbors (i<->i+1) above)\n"
@@ -280,6 +282,10 @@ Options parse(int argc, char** argv) {
     else if (k == "--launch-roundtrips") o.launch_roundtrips = std::stoi(a.value(i));
     else if (k == "--host-kernel-bytes") o.host_kernel_bytes = parse_size(a.value(i));
     else if (k == "--flag-rounds") o.flag_rounds = std::stoi(a.value(i));
+    else if (k == "--shm-threads") {
+      o.shm_threads.clear();
+      for (auto& t : split(a.value(i))) o.shm_threads.push_back(std::stoi(t));
+    }
     else if (k == "-q" || k == "--quiet") o.quiet = true;
     else throw ProbeError("unknown option " + k + " (see --help)");
   }
@@ -287,6 +293,8 @@ Options parse(int argc, char** argv) {
   if (o.host_kernel_bytes < 16 || o.host_kernel_bytes % 16 != 0)
     throw ProbeError("--host-kernel-bytes must be a positive multiple of 16");
   if (o.flag_rounds < 2) throw ProbeError("--flag-rounds must be >= 2");
+  for (const int t : o.shm_threads)
+    if (t < 32 || t > 1024 || t % 32 != 0) throw ProbeError("--shm-threads: " + std::to_string(t) + " is not a multiple of 32 in [32, 1024]");
   o.min_iters = std::min(3, o.iters);
   for (const auto& t : o.tests)
     if (t != "d2d" && t != "h2d" && t != "d2h" && t != "p2p" && t != "launch" && t != "host_kernel" &&
@@ -588,6 +596,7 @@ int run(int argc, char** argv, json& doc, const Options& o) {
                        {"kernel_blocks_per_sm", o.kernel_blocks_per_sm},
                        {"host_kernel_bytes", o.host_kernel_bytes},
                        {"flag_rounds", o.flag_rounds},
+                       {"shm_threads", o.shm_threads},
                        {"bandwidth_unit", "GB/s = 1e9 bytes/s of payload (bytes counted once)"}};
   Runner r(doc, o);
   std::uint64_t need = std::max(sizes.back(), pairs.empty() ? 0 : pair_sizes.back());
@@ -799,24 +808,35 @@ int run(int argc, char** argv, json& doc, const Options& o) {
         CCSIM_CUDA_CHECK(cudaMalloc(&failed, sizeof(int)));
         CCSIM_CUDA_CHECK(cudaMemset(failed, 0, sizeof(int)));
         r.progress("shm_fifo GPU " + std::to_string(d));
-        // Volatile loads at both slot sizes, plain loads (for comparison) at Simple's.
-        const std::pair<bool, std::uint64_t> variants[] = {{true, kSlots[0]}, {true, kSlots[1]}, {false, kSlots[0]}};
-        for (const auto& variant : variants) {
-          const bool vol = variant.first;
-          const std::uint64_t slot = variant.second;
+        // Volatile loads at both slot sizes, plain loads (for comparison) at Simple's, all with 512 threads
+        // per block; then Simple's slot with each other --shm-threads count (NCCL runs Ring/Simple with
+        // 256 threads where the ring's bandwidth is at most PCI_BW: the PCIe-only hosts SHM serves).
+        struct Variant {
+          bool vol;
+          std::uint64_t slot;
+          int threads;
+        };
+        std::vector<Variant> variants = {{true, kSlots[0], o.kernel_threads},
+                                         {true, kSlots[1], o.kernel_threads},
+                                         {false, kSlots[0], o.kernel_threads}};
+        for (const int t : o.shm_threads)
+          if (t != o.kernel_threads) variants.push_back({true, kSlots[0], t});
+        for (const Variant& variant : variants) {
+          const bool vol = variant.vol;
+          const std::uint64_t slot = variant.slot;
           const int steps = static_cast<int>(std::max<std::uint64_t>(2 * kShmSlots, o.host_kernel_bytes / slot));
           for (int pairs = 1; pairs <= std::min(kMaxPairs, g.sms / 2); pairs *= 2) {
             if (std::uint64_t(pairs) * slot > g.capacity) break;
             const std::size_t before = doc["samples"].size();
             r.sample({{"test", "shm_fifo"}, {"host_memory", "pinned"}, {"gpu", d}, {"channels", pairs},
-                      {"slot_bytes", slot}, {"slots", kShmSlots}, {"threads", o.kernel_threads},
+                      {"slot_bytes", slot}, {"slots", kShmSlots}, {"threads", variant.threads},
                       {"receiver_loads", vol ? "volatile" : "plain"}},
                      std::uint64_t(pairs) * steps * slot,
                      [&] {
                        // Each run starts from empty FIFOs: the flags count this run's steps.
                        CCSIM_CUDA_CHECK(cudaMemsetAsync(mapped_flags, 0, 4096, g.stream));
                        auto* kernel = vol ? shm_fifo_kernel<true> : shm_fifo_kernel<false>;
-                       kernel<<<2 * pairs, o.kernel_threads, 0, g.stream>>>(
+                       kernel<<<2 * pairs, variant.threads, 0, g.stream>>>(
                            static_cast<int4*>(mapped_fifo), static_cast<unsigned*>(mapped_flags),
                            reinterpret_cast<const int4*>(g.a), reinterpret_cast<int4*>(g.b), slot / 16, steps, failed);
                        CCSIM_CUDA_CHECK(cudaGetLastError());
