@@ -178,12 +178,14 @@ void add_verbs_probe(Calibration& cal, const ProbeDocument& probe) {
 void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
   constexpr int kSimpleStepBytes = 512 * 1024;  // NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8
   constexpr int kSimpleThreads = 512;           // NCCL_SIMPLE_MAX_NTHREADS
-  auto rates = [&](bool fifo) {
-    std::vector<std::pair<int, double>> out;  // GPU, GB/s
+  // Per GPU (GPU, GB/s): shm_fifo's one channel with `threads` per block, or (fifo false) host_kernel's
+  // one reading block.
+  auto rates = [&](bool fifo, int threads) {
+    std::vector<std::pair<int, double>> out;
     for (const json& s : samples_of(probe)) {
       const bool match =
           fifo ? s.at("test") == "shm_fifo" && s.value("channels", 0) == 1 && s.value("slot_bytes", 0) == kSimpleStepBytes &&
-                     s.value("receiver_loads", "") == "volatile" && s.value("threads", 0) == kSimpleThreads
+                     s.value("receiver_loads", "") == "volatile" && s.value("threads", 0) == threads
                : s.at("test") == "host_kernel" && s.value("direction", "") == "read" && s.value("blocks", 0) == 1;
       const double rate = match ? s.value(fifo ? "bw_per_channel_GBps" : "bw_per_block_GBps", 0.0) : 0.0;
       if (rate > 0) out.push_back({s.at("gpu").get<int>(), rate});
@@ -191,10 +193,10 @@ void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
     return out;
   };
   bool fifo = true;
-  auto found = rates(true);
+  auto found = rates(true, kSimpleThreads);
   if (found.empty()) {
     fifo = false;
-    found = rates(false);
+    found = rates(false, 0);
   }
   if (found.empty())
     throw InputError(probe.path, "no shm_fifo sample of 1 channel and no host_kernel read sample at 1 block (run "
@@ -222,6 +224,14 @@ void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
                                            "SHM transport loads its FIFO (an upper bound; shm_fifo measures the "
                                            "transport): ") +
                       join(gpus, ", "));
+  // NCCL runs Ring/Simple with 256 threads on hosts whose ring bandwidth is at most PCI_BW (the PCIe-only
+  // hosts SHM serves); the document's 256-thread sample is the channel rate there, said with its --set.
+  std::vector<double> half_block;
+  for (const auto& [gpu, rate] : rates(true, kSimpleThreads / 2)) half_block.push_back(rate);
+  if (fifo && !half_block.empty())
+    shm.notes.push_back(strprintf("with 256 threads per block, as NCCL runs Ring/Simple on PCIe-only hosts, the "
+                                  "channel moves %.6g GB/s: --set node.pcie.shm_channel_GBps=%.6g for such a host",
+                                  median(half_block), median(half_block)));
   cal.shm = shm;
 }
 

@@ -171,6 +171,11 @@ TEST(ProbeImport, MeasuredShmFifoIsTheShmChannelRate) {
   ASSERT_TRUE(cal.shm.has_value());
   EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 3879.49e-6, 1e-4 * cal.shm->channel_Bps);  // 17.30 GB/s
   EXPECT_EQ(cal.shm->sources.at(0).kind, "ccsim-probe-cuda shm_fifo");
+  // Its 256-thread sample (64 MiB in 7145.87 us) is named for PCIe-only hosts.
+  ASSERT_EQ(cal.shm->notes.size(), 2u);
+  EXPECT_EQ(cal.shm->notes[1], "with 256 threads per block, as NCCL runs Ring/Simple on PCIe-only hosts, the channel "
+                               "moves 9.39128 GB/s: --set node.pcie.shm_channel_GBps=9.39128 for such a host");
+  EXPECT_NEAR(9.39128e9, 67108864 / 7145.87e-6, 1e-5 * 9.39128e9);
 
   const json without_fifo = without_samples(json::parse(text), [](const json& s) { return s["test"] == "shm_fifo"; });
   Calibration fallback;
