@@ -463,9 +463,8 @@ void measure_host_flags(json& doc, const Gpu& g, const Options& o) {
     host_chase_kernel<<<1, 1, 0, g.stream>>>(mapped_chain, rounds, reinterpret_cast<unsigned*>(dns + 1), dns);
     CCSIM_CUDA_CHECK(cudaGetLastError());
     CCSIM_CUDA_CHECK(cudaStreamSynchronize(g.stream));
-    unsigned long long ns = 0;
-    CCSIM_CUDA_CHECK(cudaMemcpy(&ns, dns, sizeof ns, cudaMemcpyDeviceToHost));
-    if (rep >= 0) us.push_back(static_cast<double>(ns) / 1e3 / rounds);
+    const double ns = gpu_ns();
+    if (rep >= 0) us.push_back(ns / 1e3 / rounds);
   }
   doc["samples"].push_back(flag_sample({{"test", "host_flag"}, {"kind", "gpu_read"}, {"memory", "pinned_host"},
                                         {"gpu", g.dev}, {"unit", "microseconds per dependent load"}},
