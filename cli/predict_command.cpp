@@ -61,15 +61,16 @@ std::vector<OptionSpec> predict_specs() {
       {"r", "root", true, false},
       {"g", "ngpus", true, false},     // GPUs per thread: their launches serialise (scenarios/launch_mode.h)
       {"t", "nthreads", true, false},  // threads per process
-      // nccl-tests flags accepted and ignored (they change how a real run measures, not what it costs)
+      // nccl-tests' timing loop: the first iteration's launches, blocking, graphs (scenarios/launch_mode.h)
       {"n", "iters", true, false},
-      {"w", "warmup_iters", true, false},
-      {"c", "check", true, false},
       {"m", "agg_iters", true, false},
-      {"a", "average", true, false},
-      {"p", "parallel_init", true, false},
       {"z", "blocking", true, false},
       {"G", "cudagraph", true, false},
+      // nccl-tests flags accepted and ignored (they change how a real run checks or reports, not its time)
+      {"w", "warmup_iters", true, false},
+      {"c", "check", true, false},
+      {"a", "average", true, false},
+      {"p", "parallel_init", true, false},
       {"C", "report_cputime", true, false},
       {"T", "timeout", true, false},
       {"R", "local_register", true, false},
@@ -151,6 +152,10 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   const Topology topo = build_topology(spec, source);
   req.launch.gpus_per_thread = parse_int_arg(args, "ngpus", 1, 1);
   req.launch.threads = parse_int_arg(args, "nthreads", 1, 1);
+  req.launch.iters = parse_int_arg(args, "iters", 20, 1);
+  req.launch.agg_iters = parse_int_arg(args, "agg_iters", 1, 1);
+  req.launch.graph_launches = parse_int_arg(args, "cudagraph", 0, 0);
+  req.launch.blocking = parse_int_arg(args, "blocking", 0, 0) != 0;
   // One process's GPUs are on one node: nccl-tests' ranks are processes x threads x GPUs.
   if (const long long per_process = static_cast<long long>(req.launch.threads) * req.launch.gpus_per_thread;
       per_process > topo.gpus_per_node() || topo.gpus_per_node() % per_process != 0)
@@ -184,7 +189,6 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   h.step = req.sweep.step_factor > 1 ? strprintf("%g(factor)", req.sweep.step_factor)
                                      : std::to_string(req.sweep.step_bytes) + "(bytes)";
   h.warmup_iters = parse_int_arg(args, "warmup_iters", 5, 0);
-  h.iters = parse_int_arg(args, "iters", 20, 1);
   for (const auto& n : env_notes) report.facts.nccl_env.push_back(n.text());
   if (calibration) {
     report.facts.calibration_file = calibration->file;

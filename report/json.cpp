@@ -39,7 +39,10 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
   meta["launch_us"] = f.launch_s * 1e6;
   meta["launch_mode"] = {{"threads", f.threads},
                          {"gpus_per_thread", f.gpus_per_thread},
-                         {"host_launch_us", f.host_launch_s * 1e6}};
+                         {"host_launch_us", f.host_launch_s * 1e6},
+                         {"iters", f.iters},
+                         {"agg_iters", f.agg_iters},
+                         {"graph_launches", f.graph_launches}};
   meta["knee_bytes"] = f.knee_bytes;
   meta["bottleneck"] = f.bottleneck;
   meta["datatype"] = f.datatype;

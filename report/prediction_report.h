@@ -73,8 +73,10 @@ struct ReportFacts {
   double launch_s = 0, alpha_s = 0, beta_Bps = 0;
   double knee_bytes = 0;
   std::string bottleneck;       // the ring's limiting link, in words
-  // nccl-tests' launch mode (-t, -g) and the host time of one launch (node.cpu.launch_us).
+  // nccl-tests' launch mode (-t, -g), timing loop (-n, -m, -G) and the host time of one launch
+  // (node.cpu.launch_us): scenarios/launch_mode.h.
   int threads = 1, gpus_per_thread = 1;
+  int iters = 20, agg_iters = 1, graph_launches = 0;
   double host_launch_s = 0;
   // --calibration: the file, the ring class it was read for (empty: the file has none, only NIC or
   // SHM figures), the topology settings it changed and what else it said.

@@ -36,7 +36,9 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
                   strprintf("%.2f", f.host_launch_s * 1e6) + " us (node.cpu.launch_us) = " +
                   strprintf("%.2f", f.gpus_per_thread * f.host_launch_s * 1e6) +
                   " us of host time per iteration bound " + std::to_string(bound) + " of " +
-                  std::to_string(report.sizes.size()) + " sizes");
+                  std::to_string(report.sizes.size()) + " sizes" +
+                  (f.graph_launches > 0 ? " (none: -G replays the launches from a CUDA graph)" : "") +
+                  "; the first of " + std::to_string(f.iters) + " iterations waits for them");
   }
   for (const auto& e : f.nccl_env) pre.push_back("# NCCL environment: " + e);
   if (!f.calibration_file.empty()) {

@@ -22,6 +22,9 @@ struct LogFacts {
   int processes = 0;               // distinct (host, pid) in the device list; 0 when the log has none
   int gpus_per_process = 0;        // nGpus x nThread (-g, -t): one process driving several GPUs pays their launches serially
   int threads_per_process = 0;
+  // nccl-tests' timing loop from the header ("iters: 20 agg iters: 1 ... graph: 0"); nccl-tests'
+  // defaults (20, 1, 0) where the header does not print them. scenarios/launch_mode.h.
+  int iters = 20, agg_iters = 1, graph_launches = 0;
   int hosts = 0;                   // distinct hosts in the device list; 0 when the log has none
   std::string nccl_version;        // "2.26.2+cuda12.8", "" when not printed
   std::string nccl_tests_version;  // "2.17.8", "" when not printed

@@ -181,8 +181,14 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.threads = std::max(1, req.launch.threads);
   f.gpus_per_thread = std::max(1, req.launch.gpus_per_thread);
   f.host_launch_s = topo.host_launch_s;
+  f.iters = std::max(1, req.launch.iters);
+  f.agg_iters = std::max(1, req.launch.agg_iters);
+  f.graph_launches = std::max(0, req.launch.graph_launches);
   f.table_header.nthread = f.threads;
   f.table_header.ngpus = f.gpus_per_thread;
+  f.table_header.iters = f.iters;
+  f.table_header.agg_iters = f.agg_iters;
+  f.table_header.graph = f.graph_launches;
   if (!p.sim.empty() && !p.sim.back().links.empty()) {
     // The busiest link directions at the largest size: what limits the bandwidth bill.
     const SimResult& last = p.sim.back();
@@ -451,13 +457,13 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
       times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : out.choices[i].nccl_time_us * 1e-6;
   }
 
-  // -g N: one thread launches N kernels per iteration; nccl-tests overlaps them with the previous
-  // iteration's device work, so a size costs the larger of the two (scenarios/launch_mode.h).
+  // nccl-tests' timing loop: -g N launches N kernels per iteration from one thread, overlapped with
+  // the previous iteration's device work, and the first iteration waits for its launches
+  // (scenarios/launch_mode.h).
   std::vector<bool> launch_bound(sizes.size(), false);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double t = launch_bound_time_s(times_s[i], req.launch, topo.host_launch_s);
-    launch_bound[i] = t > times_s[i];
-    times_s[i] = t;
+    launch_bound[i] = host_bound(times_s[i], req.launch, topo.host_launch_s);
+    times_s[i] = timed_iteration_s(times_s[i], req.launch, topo.host_launch_s);
   }
 
   const double factor = collective_busbw_factor(info, n);

@@ -80,6 +80,9 @@ Prediction predict_for_log(const Topology& topo, const LogFacts& log, const std:
   // predicted as nccl-tests ran it (scenarios/launch_mode.h).
   req.launch.threads = std::max(1, log.threads_per_process);
   req.launch.gpus_per_thread = std::max(1, log.gpus_per_process / req.launch.threads);
+  req.launch.iters = log.iters;
+  req.launch.agg_iters = log.agg_iters;
+  req.launch.graph_launches = log.graph_launches;
   return predict(topo, req);
 }
 

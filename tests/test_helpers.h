@@ -10,6 +10,11 @@
 
 namespace ccsim::testing {
 
+// What nccl-tests' timing adds to one process per GPU's collective at the defaults (-g 1, -n 20,
+// node.cpu.launch_us 4.2): the first of the 20 timed iterations starts one launch after the timer
+// (scenarios/launch_mode.h), 4.2 / 20 us per reported iteration.
+inline constexpr double kFirstLaunchShareUs = 4.2 / 20;
+
 // A cluster of `nodes` single-GPU nodes, each GPU behind a PCIe Gen5 x16 switch with one
 // 400 Gb/s InfiniBand NIC: every ring hop is GPU -> PCIe -> NIC -> leaf [-> spine -> leaf] -> NIC -> PCIe -> GPU,
 // identical for all hops, so the ring is uncongested and uniform. Efficiencies are 1 so that the
