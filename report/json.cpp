@@ -42,7 +42,8 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
                          {"host_launch_us", f.host_launch_s * 1e6},
                          {"iters", f.iters},
                          {"agg_iters", f.agg_iters},
-                         {"graph_launches", f.graph_launches}};
+                         {"graph_launches", f.graph_launches},
+                         {"blocking", f.blocking}};
   meta["knee_bytes"] = f.knee_bytes;
   meta["bottleneck"] = f.bottleneck;
   meta["datatype"] = f.datatype;

@@ -77,6 +77,7 @@ struct ReportFacts {
   // (node.cpu.launch_us): scenarios/launch_mode.h.
   int threads = 1, gpus_per_thread = 1;
   int iters = 20, agg_iters = 1, graph_launches = 0;
+  bool blocking = false;  // -z 1
   double host_launch_s = 0;
   // --calibration: the file, the ring class it was read for (empty: the file has none, only NIC or
   // SHM figures), the topology settings it changed and what else it said.

@@ -184,6 +184,7 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.iters = std::max(1, req.launch.iters);
   f.agg_iters = std::max(1, req.launch.agg_iters);
   f.graph_launches = std::max(0, req.launch.graph_launches);
+  f.blocking = req.launch.blocking;
   f.table_header.nthread = f.threads;
   f.table_header.ngpus = f.gpus_per_thread;
   f.table_header.iters = f.iters;
