@@ -25,6 +25,10 @@ std::string log_line(const LogFacts& f) {
                   f.ranks_source + "]";
   if (f.hosts > 0) s += ", " + std::to_string(f.hosts) + " host(s)";
   s += ", " + std::to_string(f.processes) + " process(es) x " + std::to_string(f.gpus_per_process) + " GPU(s)";
+  // nccl-tests' timing loop, which the prediction reproduces (scenarios/launch_mode.h).
+  s += ", " + std::to_string(f.iters) + " iterations";
+  if (f.agg_iters > 1) s += " of " + std::to_string(f.agg_iters) + " aggregated";
+  if (f.graph_launches > 0) s += " x " + std::to_string(f.graph_launches) + " CUDA graph launches";
   s += ", " + f.datatype + (f.op.empty() ? "" : " " + f.op);
   s += std::string(", ") + (f.has_out_of_place ? "out-of-place" : "in-place") + " times";
   s += ", NCCL " + (f.nccl_version.empty() ? std::string("version not printed") : f.nccl_version);

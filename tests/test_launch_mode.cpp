@@ -216,6 +216,10 @@ TEST(LaunchMode, ValidateReadsTheLogsIterations) {
   const double device_us = g1_us - 4.2 / 100;
   ASSERT_LT(device_us, 33.6);
   EXPECT_NEAR(run.sizes.front().predicted_time_us, 33.6 + device_us / 100, 1e-6);
+  // The report says which loop it reproduced.
+  const auto text = testing::run_ccsim("validate " + kData + name + " --topology dgx-h200 --set node.nic.transport=roce "
+                                       "--model closed-form");
+  EXPECT_NE(text.out.find("2 process(es) x 8 GPU(s), 100 iterations,"), std::string::npos) << text.out << text.err;
 }
 
 TEST(LaunchMode, OwnPredictionValidatesInTheSameMode) {
