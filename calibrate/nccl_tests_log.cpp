@@ -107,8 +107,10 @@ class Parser {
     label_line_.clear();
     if (!pending_collective_.empty()) cur_.collective = pending_collective_;
     if (!pending_version_.empty()) cur_.nccl_version = pending_version_;
+    cur_.blocking = pending_blocking_;
     pending_collective_.clear();
     pending_version_.clear();
+    pending_blocking_ = -1;
   }
 
   void finalize() {
@@ -157,9 +159,31 @@ class Parser {
                        std::isdigit(static_cast<unsigned char>(s[b - 1]))))
         --b;
       std::string c = nccl_tests_collective_from_name(s.substr(b, p - b));
-      if (!c.empty()) { set_collective(c, false); return; }
+      if (!c.empty()) {
+        set_collective(c, false);
+        scan_blocking(s.substr(p + 5));
+        return;
+      }
       p += 5;
     }
+  }
+
+  // nccl-tests' -z (--blocking) on an echoed command line, after the binary's name: "-z 1", "-z1",
+  // "--blocking 1", "--blocking=1" (getopt_long's spellings). The last one given wins, as in getopt.
+  void scan_blocking(const std::string& args) {
+    const auto t = split_ws(args);
+    int found = -1;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      std::string value;
+      if ((t[i] == "-z" || t[i] == "--blocking") && i + 1 < t.size()) value = t[i + 1];
+      else if (starts_with(t[i], "--blocking=")) value = t[i].substr(11);
+      else if (starts_with(t[i], "-z") && t[i].size() > 2) value = t[i].substr(2);
+      int v;
+      if (!value.empty() && parse_int(value, v)) found = v != 0 ? 1 : 0;
+    }
+    if (found < 0) return;
+    if (cur_.header_line > 0) pending_blocking_ = found;
+    else cur_.blocking = found;
   }
 
   void parse_nthread(const std::string& body) {
@@ -409,6 +433,7 @@ class Parser {
   long library_code_ = 0;
   std::string label_line_;
   std::string pending_collective_, pending_version_;
+  int pending_blocking_ = -1;
 };
 
 }  // namespace

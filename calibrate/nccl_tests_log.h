@@ -42,6 +42,9 @@ struct NcclTestsRun {
   std::string step;  // "2(factor)" or "1048576(bytes)"
   int warmup_iters = 0, iters = 0;
   int agg_iters = -1, validation = -1, graph = -1;  // -1 when not printed (older versions)
+  // -z / --blocking of an echoed command line ("... all_reduce_perf ... -z 1"): the header does not
+  // print it. -1 when no such line says.
+  int blocking = -1;
   std::vector<std::string> devices;  // "#  Rank  0 Group  0 Pid ..." lines, verbatim after the leading "# "
   int ranks = 0;                     // number of device lines (0 if none)
   std::vector<NcclTestsRow> rows;

@@ -54,6 +54,7 @@ ojson validation_json(const ValidationReport& report) {
                 {"iters", f.iters},
                 {"agg_iters", f.agg_iters},
                 {"graph_launches", f.graph_launches},
+                {"blocking", f.blocking},
                 {"nccl_version", f.nccl_version},
                 {"nccl_tests_version", f.nccl_tests_version},
                 {"datatype", f.datatype},

@@ -25,6 +25,7 @@ struct LogFacts {
   // nccl-tests' timing loop from the header ("iters: 20 agg iters: 1 ... graph: 0"); nccl-tests'
   // defaults (20, 1, 0) where the header does not print them. scenarios/launch_mode.h.
   int iters = 20, agg_iters = 1, graph_launches = 0;
+  bool blocking = false;  // -z 1, read from an echoed command line (the header does not print it)
   int hosts = 0;                   // distinct hosts in the device list; 0 when the log has none
   std::string nccl_version;        // "2.26.2+cuda12.8", "" when not printed
   std::string nccl_tests_version;  // "2.17.8", "" when not printed

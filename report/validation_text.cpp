@@ -29,6 +29,7 @@ std::string log_line(const LogFacts& f) {
   s += ", " + std::to_string(f.iters) + " iterations";
   if (f.agg_iters > 1) s += " of " + std::to_string(f.agg_iters) + " aggregated";
   if (f.graph_launches > 0) s += " x " + std::to_string(f.graph_launches) + " CUDA graph launches";
+  if (f.blocking) s += " (blocking, -z 1)";
   s += ", " + f.datatype + (f.op.empty() ? "" : " " + f.op);
   s += std::string(", ") + (f.has_out_of_place ? "out-of-place" : "in-place") + " times";
   s += ", NCCL " + (f.nccl_version.empty() ? std::string("version not printed") : f.nccl_version);

@@ -83,6 +83,7 @@ Prediction predict_for_log(const Topology& topo, const LogFacts& log, const std:
   req.launch.iters = log.iters;
   req.launch.agg_iters = log.agg_iters;
   req.launch.graph_launches = log.graph_launches;
+  req.launch.blocking = log.blocking;
   return predict(topo, req);
 }
 

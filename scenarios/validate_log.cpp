@@ -109,6 +109,7 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   if (run.iters > 0) f.iters = run.iters;
   if (run.agg_iters > 0) f.agg_iters = run.agg_iters;
   if (run.graph > 0) f.graph_launches = run.graph;
+  f.blocking = run.blocking > 0;
   if (f.processes == 0 || device_ranks < f.ranks) f.processes = std::max(1, f.ranks / std::max(1, f.gpus_per_process));
   if (f.hosts == 0 && ov.gpus_per_node > 0 && f.ranks % ov.gpus_per_node == 0) {
     f.notes.push_back("no device list: " + std::to_string(f.ranks) + " ranks taken as " +

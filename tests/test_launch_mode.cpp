@@ -222,6 +222,35 @@ TEST(LaunchMode, ValidateReadsTheLogsIterations) {
   EXPECT_NE(text.out.find("2 process(es) x 8 GPU(s), 100 iterations,"), std::string::npos) << text.out << text.err;
 }
 
+TEST(LaunchMode, BlockingIsReadFromAnEchoedCommand) {
+  // nccl-tests' header does not print -z; a log that echoes its command does. ccsim's own -z 1 -g 8
+  // table (33.6 us of launches + 15.0 us of Ring/LL per iteration at 8 B) validates only when the
+  // echoed "-z 1" is read: without it the prediction would be 33.6 + 15.0 / 20 = 34.35 us.
+  const auto predicted =
+      testing::run_ccsim("all_reduce_perf -b 8 -e 1G -f 8 -g 8 -z 1 --topology hgx-a100 --model closed-form");
+  ASSERT_EQ(predicted.code, 0) << predicted.err;
+  EXPECT_NE(predicted.out.find("  48.60 "), std::string::npos) << predicted.out;
+  for (const std::string echoed : {"$ ./build/all_reduce_perf -b 8 -e 1G -f 8 -g 8 -z 1",
+                                   "+ all_reduce_perf -b 8 -e 1G -f 8 -g 8 -z1",
+                                   "mpirun -np 1 all_reduce_perf --blocking=1 -b 8 -e 1G -f 8 -g 8"}) {
+    const std::string log = testing::write_temp_file("launch_blocking.txt", echoed + "\n" + predicted.out);
+    const auto v = testing::run_ccsim("validate " + log + " --topology hgx-a100 --model closed-form --tolerance 1");
+    EXPECT_EQ(v.code, 0) << echoed << "\n" << v.err << v.out;
+    EXPECT_NE(v.out.find("(blocking, -z 1)"), std::string::npos) << v.out;
+    std::remove(log.c_str());
+  }
+  const std::string plain = testing::write_temp_file("launch_blocking.txt", predicted.out);
+  const auto v = testing::run_ccsim("validate " + plain + " --topology hgx-a100 --model closed-form --tolerance 1");
+  EXPECT_EQ(v.code, 1) << v.err << v.out;  // 48.6 us measured against 34.35 predicted at 8 B
+  std::remove(plain.c_str());
+  // The Spectrum-X log's command says --blocking 0 (its provenance header); nothing else sets it.
+  const std::string name = "nccl-tests/hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt";
+  std::istringstream with_command(testing::read_text_file(kData + name));
+  EXPECT_EQ(parse_nccl_tests_log(with_command, name).at(0).blocking, 0);
+  std::istringstream without(provenance_removed(name));
+  EXPECT_EQ(parse_nccl_tests_log(without, name).at(0).blocking, -1);
+}
+
 TEST(LaunchMode, OwnPredictionValidatesInTheSameMode) {
   // ccsim's -g 8 table says "nThread 1 nGpus 8": validate reads the mode back and must find every
   // size within the printed digits' rounding (a -g 1 prediction would miss the launch-bound sizes).
