@@ -37,13 +37,13 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
   meta["alpha_us"] = f.alpha_s * 1e6;
   meta["beta_GBps"] = f.beta_Bps / 1e9;
   meta["launch_us"] = f.launch_s * 1e6;
-  meta["launch_mode"] = {{"threads", f.threads},
-                         {"gpus_per_thread", f.gpus_per_thread},
+  meta["launch_mode"] = {{"threads", f.launch.threads},
+                         {"gpus_per_thread", f.launch.gpus_per_thread},
                          {"host_launch_us", f.host_launch_s * 1e6},
-                         {"iters", f.iters},
-                         {"agg_iters", f.agg_iters},
-                         {"graph_launches", f.graph_launches},
-                         {"blocking", f.blocking}};
+                         {"iters", f.launch.iters},
+                         {"agg_iters", f.launch.agg_iters},
+                         {"graph_launches", f.launch.graph_launches},
+                         {"blocking", f.launch.blocking}};
   meta["knee_bytes"] = f.knee_bytes;
   meta["bottleneck"] = f.bottleneck;
   meta["datatype"] = f.datatype;

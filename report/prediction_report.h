@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/nccl_tests_log.h"
+#include "scenarios/launch_mode.h"
 #include "scenarios/nccl_tests_table.h"
 
 namespace ccsim {
@@ -73,11 +74,9 @@ struct ReportFacts {
   double launch_s = 0, alpha_s = 0, beta_Bps = 0;
   double knee_bytes = 0;
   std::string bottleneck;       // the ring's limiting link, in words
-  // nccl-tests' launch mode (-t, -g), timing loop (-n, -m, -G) and the host time of one launch
-  // (node.cpu.launch_us): scenarios/launch_mode.h.
-  int threads = 1, gpus_per_thread = 1;
-  int iters = 20, agg_iters = 1, graph_launches = 0;
-  bool blocking = false;  // -z 1
+  // nccl-tests' launch mode (-t, -g) and timing loop (-n, -m, -z, -G), normalized, and the host time
+  // of one launch (node.cpu.launch_us): scenarios/launch_mode.h.
+  LaunchMode launch;
   double host_launch_s = 0;
   // --calibration: the file, the ring class it was read for (empty: the file has none, only NIC or
   // SHM figures), the topology settings it changed and what else it said.

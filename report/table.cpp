@@ -28,20 +28,25 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
                   format_bytes(f.knee_bytes));
     pre.push_back("# ring bottleneck (closed form): " + f.bottleneck);
   }
-  if (f.gpus_per_thread > 1 || f.blocking || f.graph_launches > 0) {
-    std::size_t bound = 0;
-    for (const auto& z : report.sizes) bound += z.launch_bound ? 1 : 0;
-    pre.push_back("# launch mode: " + std::to_string(f.threads) + " thread(s) x " + std::to_string(f.gpus_per_thread) +
-                  " GPUs (-t, -g): " + std::to_string(f.gpus_per_thread) + " serial launches x " +
-                  strprintf("%.2f", f.host_launch_s * 1e6) + " us (node.cpu.launch_us) = " +
-                  strprintf("%.2f", f.gpus_per_thread * f.host_launch_s * 1e6) +
-                  " us of host time" +
-                  (f.graph_launches > 0 ? std::string(" per iteration, replayed from a CUDA graph (-G): only the first of ") +
-                                              std::to_string(f.iters * f.graph_launches) + " iterations waits for them"
-                   : f.blocking ? std::string(", added to every iteration (-z 1: each waits for the one before)")
-                                : " per iteration bound " + std::to_string(bound) + " of " +
-                                      std::to_string(report.sizes.size()) + " sizes; the first of " +
-                                      std::to_string(f.iters) + " iterations waits for them"));
+  const LaunchMode& mode = f.launch;
+  if (mode.gpus_per_thread > 1 || mode.blocking || mode.graph_launches > 0) {
+    // How the host's launches show in the reported times (scenarios/launch_mode.h).
+    std::string effect;
+    if (mode.graph_launches > 0) {
+      effect = " per iteration, replayed from a CUDA graph (-G): only the first of " +
+               std::to_string(mode.iters * mode.graph_launches) + " iterations waits for them";
+    } else if (mode.blocking) {
+      effect = ", added to every iteration (-z 1: each waits for the one before)";
+    } else {
+      std::size_t bound = 0;
+      for (const auto& z : report.sizes) bound += z.launch_bound ? 1 : 0;
+      effect = " per iteration bound " + std::to_string(bound) + " of " + std::to_string(report.sizes.size()) +
+               " sizes; the first of " + std::to_string(mode.iters) + " iterations waits for them";
+    }
+    pre.push_back("# launch mode: " + std::to_string(mode.threads) + " thread(s) x " +
+                  std::to_string(mode.gpus_per_thread) + " GPUs (-t, -g): " + std::to_string(mode.gpus_per_thread) +
+                  " serial launches x " + strprintf("%.2f", f.host_launch_s * 1e6) + " us (node.cpu.launch_us) = " +
+                  strprintf("%.2f", host_launch_time_s(mode, f.host_launch_s) * 1e6) + " us of host time" + effect);
   }
   for (const auto& e : f.nccl_env) pre.push_back("# NCCL environment: " + e);
   if (!f.calibration_file.empty()) {

@@ -5,25 +5,36 @@
 
 namespace ccsim {
 
+LaunchMode normalized(const LaunchMode& mode) {
+  LaunchMode m = mode;
+  m.threads = std::max(1, m.threads);
+  m.gpus_per_thread = std::max(1, m.gpus_per_thread);
+  m.iters = std::max(1, m.iters);
+  m.agg_iters = std::max(1, m.agg_iters);
+  m.graph_launches = std::max(0, m.graph_launches);
+  return m;
+}
+
 double host_launch_time_s(const LaunchMode& mode, double launch_s) {
-  return std::max(1, mode.gpus_per_thread) * launch_s;
+  return normalized(mode).gpus_per_thread * launch_s;
 }
 
 double timed_iteration_s(double device_s, const LaunchMode& mode, double launch_s) {
-  const double groups = static_cast<double>(std::max(1, mode.iters)) * std::max(1, mode.graph_launches);
-  const int per_group = std::max(1, mode.agg_iters);
-  const double group_device_s = per_group * device_s;
-  const double first_launch_s = host_launch_time_s(mode, launch_s);
-  if (mode.blocking && mode.graph_launches <= 0) return (first_launch_s + group_device_s) / per_group;
+  const LaunchMode m = normalized(mode);
+  const double groups = static_cast<double>(m.iters) * std::max(1, m.graph_launches);
+  const double group_device_s = m.agg_iters * device_s;
+  const double first_launch_s = host_launch_time_s(m, launch_s);
+  if (m.blocking && m.graph_launches == 0) return (first_launch_s + group_device_s) / m.agg_iters;
   // With a CUDA graph the host launches nothing per iteration; the device keeps the pace.
-  const double host_period_s = mode.graph_launches > 0 ? 0.0 : first_launch_s;
+  const double host_period_s = m.graph_launches > 0 ? 0.0 : first_launch_s;
   const double total_s = first_launch_s + group_device_s + (groups - 1) * std::max(host_period_s, group_device_s);
-  return total_s / (groups * per_group);
+  return total_s / (groups * m.agg_iters);
 }
 
 bool host_bound(double device_s, const LaunchMode& mode, double launch_s) {
-  if (mode.graph_launches > 0) return false;
-  return mode.blocking || host_launch_time_s(mode, launch_s) > std::max(1, mode.agg_iters) * device_s;
+  const LaunchMode m = normalized(mode);
+  if (m.graph_launches > 0) return false;
+  return m.blocking || host_launch_time_s(m, launch_s) > m.agg_iters * device_s;
 }
 
 }  // namespace ccsim

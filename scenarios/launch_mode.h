@@ -35,6 +35,10 @@ struct LaunchMode {
   bool blocking = false;    // -z 1: every iteration waits for its collective before the next launch
 };
 
+// The mode with its counts clamped to what nccl-tests accepts (at least one thread, GPU, iteration and
+// collective per group; no negative graph launches): what the functions below and the report use.
+LaunchMode normalized(const LaunchMode& mode);
+
 // Host time one thread spends launching one group: gpus_per_thread x launch_s.
 double host_launch_time_s(const LaunchMode& mode, double launch_s);
 

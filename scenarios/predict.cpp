@@ -178,18 +178,13 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.bottleneck = p.alpha_beta.bottleneck;
   f.datatype = req.datatype;
   f.op = req.op;
-  f.threads = std::max(1, req.launch.threads);
-  f.gpus_per_thread = std::max(1, req.launch.gpus_per_thread);
+  f.launch = normalized(req.launch);
   f.host_launch_s = topo.host_launch_s;
-  f.iters = std::max(1, req.launch.iters);
-  f.agg_iters = std::max(1, req.launch.agg_iters);
-  f.graph_launches = std::max(0, req.launch.graph_launches);
-  f.blocking = req.launch.blocking;
-  f.table_header.nthread = f.threads;
-  f.table_header.ngpus = f.gpus_per_thread;
-  f.table_header.iters = f.iters;
-  f.table_header.agg_iters = f.agg_iters;
-  f.table_header.graph = f.graph_launches;
+  f.table_header.nthread = f.launch.threads;
+  f.table_header.ngpus = f.launch.gpus_per_thread;
+  f.table_header.iters = f.launch.iters;
+  f.table_header.agg_iters = f.launch.agg_iters;
+  f.table_header.graph = f.launch.graph_launches;
   if (!p.sim.empty() && !p.sim.back().links.empty()) {
     // The busiest link directions at the largest size: what limits the bandwidth bill.
     const SimResult& last = p.sim.back();

@@ -337,7 +337,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   const std::string latency_state = lat_slow ? latency_text(run) : std::string("latency side within tolerance");
   if (host_evidence && log.gpus_per_process > 1) {
     // The launch mode the prediction ran in (validate derives it from the log's header).
-    const int per_thread = std::max(1, run.prediction.facts.gpus_per_thread);
+    const int per_thread = run.prediction.facts.launch.gpus_per_thread;
     // An iteration takes at least its thread's serial launches, so the log's fastest one bounds this
     // host's cost per launch from above. Where the prediction of that size is host-bound it is the
     // launches plus the last collective's share of the timed iterations (scenarios/launch_mode.h):

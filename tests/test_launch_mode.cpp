@@ -140,7 +140,7 @@ TEST(LaunchMode, ReadFromARealHeader) {
   ValidateOptions opts;
   opts.model = PredictModel::ClosedForm;
   const ValidatedRun run = validate_run(runs[0], "log.txt", 0, spec, "pcie-gen4-8gpu", opts, DebugFacts{});
-  EXPECT_EQ(run.prediction.facts.gpus_per_thread, 4);
+  EXPECT_EQ(run.prediction.facts.launch.gpus_per_thread, 4);
   EXPECT_EQ(run.prediction.facts.table_header.ngpus, 4);
   ASSERT_FALSE(run.sizes.empty());
   EXPECT_GE(run.sizes.front().predicted_time_us, 4 * 4.2 - 1e-9);
