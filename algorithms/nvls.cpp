@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "algorithms/endpoint_route.h"
+#include "algorithms/step_timing.h"
 #include "algorithms/tree.h"
 #include "common/error.h"
 #include "topologies/routing.h"
@@ -59,7 +60,36 @@ struct Builder {
   }
 };
 
+// NCCL's chunk for a one-node NVLS operation of this size, or the one the options force. NCCL starts
+// from the Simple step (NCCL_BUFFSIZE / NCCL_STEPS, chunkSteps 1) capped at NCCL_NVLS_CHUNKSIZE.
+double one_node_chunk_bytes(const Topology& topo, double size_bytes, const NvlsOptions& options) {
+  if (options.chunk_bytes > 0) return options.chunk_bytes;
+  const double step = static_cast<double>(nccl_buffer_bytes(topo, Proto::Simple)) / nccl230::kSteps;
+  return nccl_nvls_chunk_bytes(size_bytes, options.channels, topo.num_gpus(), std::min(step, 1.0 * topo.nvls_chunk_bytes));
+}
+
+// The bandwidth term of nvls_closed_form_time_s: the busiest of the GPU links and the reducer.
+double nvls_bandwidth_time_s(const Topology& topo, const std::string& collective, double size_bytes);
+
 }  // namespace
+
+double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads, double nvls_chunk_bytes) {
+  double chunk = nvls_chunk_bytes;
+  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, heads);  // (channel, head) units
+  if (size_bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (size_bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (size_bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return chunk;
+}
+
+int nvls_kernel_stages(const std::string& collective) { return collective == "all_reduce" ? 3 : 2; }
+
+double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective, double size_bytes,
+                            const NvlsOptions& options) {
+  const double loop = static_cast<double>(std::max(1, options.channels)) * topo.num_gpus() *
+                      one_node_chunk_bytes(topo, size_bytes, options);
+  return (nvls_kernel_stages(collective) - 1) * nvls_bandwidth_time_s(topo, collective, std::min(size_bytes, loop));
+}
 
 Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto) {
   check_common(topo, "NVLS", proto);
@@ -87,18 +117,19 @@ Schedule nvls_schedule(const Topology& topo, const std::string& collective, doub
   const int sw = n, red = n + 1;
   const double slice = size_bytes / n;  // head j's part of the buffer
   // Chunks are a count here (Transfer::chunks): the flows are cut-through, whatever their size.
-  const double chunk = options.chunk_bytes > 0 ? options.chunk_bytes : topo.nvls_chunk_bytes;
-  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / chunk)));
+  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / one_node_chunk_bytes(topo, size_bytes, options))));
+  // Every flow starts after NCCL's NVLS latency and the kernel's copy stages before and after it.
+  const double fixed_s = options.intra_s + nvls_pipeline_fill_s(topo, collective, size_bytes, options);
   Builder b{topo, s, options.channels, {}};
   for (int j = 0; j < n; ++j) {
     // Family j: head j's slice. Step 0 is its ld_reduce, step 1 its st; all concurrent (cut-through).
     if (reduce) {
-      for (int i = 0; i < n; ++i) b.add(i, red, -1, slice, options.intra_s, 0, j, chunks, {});
-      b.add(red, j, -1, slice, options.intra_s, 0, j, chunks, {});
+      for (int i = 0; i < n; ++i) b.add(i, red, -1, slice, fixed_s, 0, j, chunks, {});
+      b.add(red, j, -1, slice, fixed_s, 0, j, chunks, {});
     }
     if (store) {
-      b.add(j, sw, -1, slice, options.intra_s, 1, j, chunks, {});
-      for (int i = 0; i < n; ++i) b.add(sw, i, -1, slice, options.intra_s, 1, j, chunks, {});
+      b.add(j, sw, -1, slice, fixed_s, 1, j, chunks, {});
+      for (int i = 0; i < n; ++i) b.add(sw, i, -1, slice, fixed_s, 1, j, chunks, {});
     }
   }
   return s;
@@ -284,18 +315,25 @@ double reduce_Bps(const Topology& topo) {
 
 }  // namespace
 
-double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
-                               const NvlsOptions& options) {
+namespace {
+
+double nvls_bandwidth_time_s(const Topology& topo, const std::string& collective, double size_bytes) {
   const double n = topo.num_gpus();
   // Multimem bytes weigh 1 / nvls_efficiency on the links and through the reducer.
   const double e = topo.nvls_efficiency;
   const double B = gpu_switch_Bps(topo) * e, R = reduce_Bps(topo) * e, S = size_bytes;
-  double bw_s = 0;
-  if (collective == "all_reduce") bw_s = std::max(S * (1 + 1 / n) / B, n * S / R);
-  else if (collective == "reduce_scatter") bw_s = std::max(S / B, n * S / R);
-  else if (collective == "all_gather") bw_s = S / B;
-  else throw InputError("--collective", "NVLS runs all_reduce, reduce_scatter and all_gather (got " + collective + ")");
-  return options.intra_s + bw_s;
+  if (collective == "all_reduce") return std::max(S * (1 + 1 / n) / B, n * S / R);
+  if (collective == "reduce_scatter") return std::max(S / B, n * S / R);
+  if (collective == "all_gather") return S / B;
+  throw InputError("--collective", "NVLS runs all_reduce, reduce_scatter and all_gather (got " + collective + ")");
+}
+
+}  // namespace
+
+double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
+                               const NvlsOptions& options) {
+  return options.intra_s + nvls_pipeline_fill_s(topo, collective, size_bytes, options) +
+         nvls_bandwidth_time_s(topo, collective, size_bytes);
 }
 
 double nvls_tree_closed_form_time_s(const Topology& topo, double size_bytes, const NvlsOptions& options) {

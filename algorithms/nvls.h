@@ -34,7 +34,8 @@ struct NvlsOptions {
   // NCCL's NVLS channels (predict passes NcclTopoSummary::nvls_channels: 24/32 on sm100), recorded
   // in Transfer::channels (channels share path and timing).
   int channels = nccl230::nvls_channels(90, false);
-  // NVLSTree: bytes per chunk of one channel and head; 0: NCCL's rule (nccl_nvls_tree_chunk_bytes).
+  // Bytes per chunk of one channel and head; 0: NCCL's rule (nccl_nvls_chunk_bytes on one node,
+  // nccl_nvls_tree_chunk_bytes for NVLSTree).
   double chunk_bytes = 0;
   int max_chunks = 64;                // NVLSTree: chunks per tree family, like the Tree's cap
   // NCCL 2.30 latencies (Simple; baseLat is 0 for both algorithms): NVLS hwLat[NVLINK][NVLS] = 25 us
@@ -55,8 +56,9 @@ bool nvls_supported(const Topology& topo);
 // NVLS on one node: all_reduce, reduce_scatter or all_gather (`size_bytes` is the nccl-tests size:
 // the buffer, the input buffer, the gathered buffer). One record per connection; no dependencies:
 // multimem operations are cut-through, so all flows of the operation run concurrently (docs/nvls.md).
-// Every transfer's delay is the NVLS latency minus its route's physical latency. Linear in the size
-// (Schedule::scaled_to is valid). InputError when the topology has several nodes or no NVLS, when
+// Every transfer's delay is the NVLS latency plus the kernel's pipeline fill (nvls_pipeline_fill_s)
+// minus its route's physical latency. The bytes are linear in the size, the fill is not (NCCL's chunk
+// follows the size): rebuild per size. InputError when the topology has several nodes or no NVLS, when
 // the protocol is not Simple (NCCL runs NVLS with Simple only), or for another collective.
 Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto);
 Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes,
@@ -72,12 +74,36 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
 Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective, double size_bytes,
                             const NvlsOptions& options);
 
+// NCCL's NVLS chunk per channel and head on one node, in bytes (enqueue.cc calcCollChunking, NCCL 2.30):
+// NCCL_NVLS_CHUNKSIZE (`nvls_chunk_bytes`, 128 KiB), then, with ops = channels x heads (channel, head)
+// units, 64 KiB below 64 x ops x chunk, 32 KiB below 8 x ops x chunk and 16 KiB below 2 x ops x chunk,
+// each test on the chunk the previous one left. dgx-h100 (16 channels x 8 heads): 128 KiB from 1 GiB,
+// 64 KiB from 64 MiB, 32 KiB from 8 MiB, 16 KiB below. `size_bytes` is NCCL's nBytes (the buffer).
+double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads, double nvls_chunk_bytes = kDefaultNvlsChunkBytes);
+
+// Warp groups a chunk passes through in NCCL's one-node NVLS kernel (src/device/all_reduce.h,
+// reduce_scatter.h, all_gather.h; buffers of NCCL_STEPS chunks between them): all_reduce 3 (scatter:
+// input -> this GPU's NVLS buffer of each head; reduce: ld_reduce + multimem.st; gather: NVLS buffer ->
+// output), reduce_scatter 2 (scatter; ld_reduce into the output), all_gather 2 (multimem.st of the
+// input; gather).
+int nvls_kernel_stages(const std::string& collective);
+
+// The pipeline fill of that kernel: the first loop's copy before its multimem traffic and the last
+// loop's copy after it, (stages - 1) loops in all. A loop is channels x n heads x chunk of the buffer
+// (NCCL's chunk for this size); the stages run at one rate, the multimem traffic's, since that is what
+// sets the kernel's measured rate (a balanced pipeline). So fill = (stages - 1) x the bandwidth term of
+// min(S, loop). dgx-h100 all_reduce: 2 x 16 MiB of 128 KiB chunks (120 us) at 1 GiB and beyond,
+// 2 x 2 MiB of 16 KiB chunks (15 us) from 2 to 8 MiB.
+double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective, double size_bytes,
+                            const NvlsOptions& options = {});
+
 // ccsim's closed form of nvls_schedule (derived in docs/nvls.md): every flow starts after the NVLS
-// latency (the engine's idle flows show exactly that), and the busiest of three resources sets the
-// bandwidth term, B = the GPU <-> NVSwitch link (per direction), R = the switch's reduction rate:
-//   all_reduce:     T = intra + max(S(1 + 1/n) / B, n S / R)
-//   reduce_scatter: T = intra + max(S / B, n S / R)
-//   all_gather:     T = intra + S / B
+// latency and the pipeline fill (the engine's idle flows show exactly that), and the busiest of three
+// resources sets the bandwidth term, B = the GPU <-> NVSwitch link (per direction), R = the switch's
+// reduction rate:
+//   all_reduce:     T = intra + fill + max(S(1 + 1/n) / B, n S / R)
+//   reduce_scatter: T = intra + fill + max(S / B, n S / R)
+//   all_gather:     T = intra + fill + S / B
 double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
                                const NvlsOptions& options = {});
 

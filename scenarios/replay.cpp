@@ -216,7 +216,8 @@ ReplayRecipe nvls_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   const NvlsOptions options = nvls_options(ctx);
-  ReplayRecipe r = recipe_for(Algo::NVLS, proto, kNvlsPipelineDepth, linear);
+  // The bytes are linear in the size, the kernel's pipeline fill is not (NCCL's chunk follows it).
+  ReplayRecipe r = recipe_for(Algo::NVLS, proto, kNvlsPipelineDepth, per_size);
   r.build = [topo, collective, proto, options](double size_bytes) {
     if (proto != Proto::Simple) return nvls_schedule(*topo, collective, size_bytes, proto);  // its error
     return nvls_schedule(*topo, collective, size_bytes, options);

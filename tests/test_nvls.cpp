@@ -139,23 +139,55 @@ TEST(Nvls, ReduceScatterAndAllGatherAreTheHalves) {
   }
 }
 
+TEST(Nvls, NcclChunkFollowsTheSize) {
+  // enqueue.cc calcCollChunking for NVLS: 128 KiB, then 64 KiB below 64 x ops x 128 KiB, 32 KiB below
+  // 8 x ops x 64 KiB, 16 KiB below 2 x ops x 32 KiB; dgx-h100: ops = 16 channels x 8 heads = 128, so
+  // the thresholds are 1 GiB, 64 MiB and 8 MiB.
+  const double KiB = 1024, MiB = KiB * KiB, GiB = MiB * KiB;
+  EXPECT_EQ(nccl_nvls_chunk_bytes(16 * GiB, 16, 8), 128 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(1 * GiB, 16, 8), 128 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(1 * GiB - 1, 16, 8), 64 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(64 * MiB, 16, 8), 64 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(64 * MiB - 1, 16, 8), 32 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(8 * MiB, 16, 8), 32 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(8 * MiB - 1, 16, 8), 16 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(8, 16, 8), 16 * KiB);
+  // A larger starting chunk (NCCL_NVLS_CHUNKSIZE=1 MiB is held at the Simple step, 4 MiB / 8 = 512 KiB)
+  // keeps it from 64 x 128 x 512 KiB = 4 GiB on and drops straight to 64 KiB below.
+  EXPECT_EQ(nccl_nvls_chunk_bytes(4 * GiB, 16, 8, 512 * KiB), 512 * KiB);
+  EXPECT_EQ(nccl_nvls_chunk_bytes(4 * GiB - 1, 16, 8, 512 * KiB), 64 * KiB);
+  nlohmann::json big = nvls_spec(8);
+  big["node"]["nvlink"]["nvls_chunk_bytes"] = 1 << 20;
+  const Topology topo = build_topology(big, "test");
+  // At 4 GiB: 2 loops of 16 x 8 x 512 KiB = 64 MiB at 100 GB/s x 8 / 9 (the test node's rate).
+  EXPECT_NEAR(nvls_pipeline_fill_s(topo, "all_reduce", 4 * GiB), 2 * 64 * MiB * 9 / 8 / kB, 1e-12);
+  EXPECT_EQ(nvls_kernel_stages("all_reduce"), 3);  // scatter, ld_reduce + st, gather
+  EXPECT_EQ(nvls_kernel_stages("reduce_scatter"), 2);
+  EXPECT_EQ(nvls_kernel_stages("all_gather"), 2);
+}
+
 TEST(Nvls, EngineMatchesClosedFormForEveryCollective) {
   // Simple is the only protocol NCCL 2.30 runs NVLS with. Hand: T = 25 us + bytes on the busiest
-  // GPU link direction / 100 GB/s (reducer not limiting: 8 S / 800 GB/s = S / 100 GB/s < 1.125 S / B).
+  // GPU link direction / 100 GB/s (reducer not limiting: 8 S / 800 GB/s = S / 100 GB/s < 1.125 S / B),
+  // plus the pipeline fill: (stages - 1) loops of 16 channels x 8 heads x NCCL's chunk at that rate,
+  // or the whole operation where it is smaller than a loop. Loops: 2 MiB (16 KiB chunks) at 8 B and
+  // 1 MiB, 8 MiB (64 KiB) at 64 MiB, 16 MiB (128 KiB) at 1 GiB.
   const Topology topo = build_topology(nvls_spec(8), "test");
   const std::vector<double> sizes = {8, 1 << 20, 64 << 20, 1 << 30};
-  const std::map<std::string, double> per_byte = {
-      {"all_reduce", 9.0 / 8 / kB}, {"reduce_scatter", 1.0 / kB}, {"all_gather", 1.0 / kB}};
-  for (const auto& [coll, k] : per_byte) {
-    const Schedule s = nvls_schedule(topo, coll, sizes.back(), Proto::Simple);
-    const auto results = simulate_sweep(topo, s, sizes, {});
+  const std::vector<double> loops = {2 << 20, 2 << 20, 8 << 20, 16 << 20};
+  const std::map<std::string, std::pair<double, int>> per_byte_and_stages = {
+      {"all_reduce", {9.0 / 8 / kB, 3}}, {"reduce_scatter", {1.0 / kB, 2}}, {"all_gather", {1.0 / kB, 2}}};
+  for (const auto& [coll, k_stages] : per_byte_and_stages) {
+    const auto [k, stages] = k_stages;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const double hand = kIntraS + sizes[i] * k;
+      const double hand = kIntraS + sizes[i] * k + (stages - 1) * std::min(sizes[i], loops[i]) * k;
       EXPECT_NEAR(nvls_closed_form_time_s(topo, coll, sizes[i]), hand, 1e-12 * hand);
-      EXPECT_NEAR(results[i].time_s, hand, 0.02 * hand) << coll << " " << sizes[i];
+      const SimResult r = simulate_one(topo, nvls_schedule(topo, coll, sizes[i], Proto::Simple), {});
+      EXPECT_NEAR(r.time_s, hand, 0.02 * hand) << coll << " " << sizes[i];
     }
   }
-  // The schedule is linear in the size: rebuilding gives the scaled records.
+  // The bytes are linear in the size (the fill is not: it is in the delays); rebuilding gives the
+  // scaled records.
   const Schedule a = nvls_schedule(topo, "all_reduce", 1e6, Proto::Simple);
   const Schedule b = nvls_schedule(topo, "all_reduce", 3e6, Proto::Simple).scaled_to(1e6);
   ASSERT_EQ(a.transfers.size(), b.transfers.size());
@@ -164,15 +196,17 @@ TEST(Nvls, EngineMatchesClosedFormForEveryCollective) {
 
 TEST(Nvls, SlowSwitchReductionLimitsAllReduce) {
   // R = 200 GB/s for 8 GPUs: the reducer must take 8 S, 8 S / 200 GB/s = S / 25 GB/s, 3.6x the links' S x 1.125 / 100 GB/s.
+  // The pipeline fill runs at the same rate: 2 loops of 128 x 64 KiB = 8 MiB (256 MB < 1 GiB).
   const Topology topo = build_topology(nvls_spec(8, 1, 100, 200), "test");
-  const double S = 256e6;
-  const double hand = kIntraS + 8 * S / 200e9;
+  const double S = 256e6, loop = 8 << 20;
+  const double hand = kIntraS + 8 * (S + 2 * loop) / 200e9;
   EXPECT_NEAR(nvls_closed_form_time_s(topo, "all_reduce", S), hand, 1e-12 * hand);
   const SimResult r = simulate_one(topo, nvls_schedule(topo, "all_reduce", S, Proto::Simple), {});
   EXPECT_NEAR(r.time_s, hand, 0.02 * hand);
-  // all_gather does not reduce: unaffected.
+  // all_gather does not reduce: unaffected (one loop of fill, its two stages).
+  const double ag_hand = kIntraS + (S + loop) / kB;
   const SimResult ag = simulate_one(topo, nvls_schedule(topo, "all_gather", S, Proto::Simple), {});
-  EXPECT_NEAR(ag.time_s, kIntraS + S / kB, 0.02 * (kIntraS + S / kB));
+  EXPECT_NEAR(ag.time_s, ag_hand, 0.02 * ag_hand);
 }
 
 TEST(Nvls, ForcedRingIsSlowerOnDgxH100ByTheBytesPerLinkRatio) {

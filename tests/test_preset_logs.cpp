@@ -93,9 +93,11 @@ TEST(PresetLogs, P5AsAwsOfiNcclGroupsItsEfaCards) {
 // Voltage Park node (-g 8, NCCL 2.24.3). From 2 MB up the two measurements agree within 3%, and NCCL
 // runs NVLS there (ccsim's tuner too). The plateau: 18 NVLinks x 20.6 GB/s x nvlsEfficiency 0.85 =
 // 315 GB/s of multimem data per GPU and direction, S (1 + 1/8) of it per all_reduce: 280 GB/s algbw,
-// 490 busbw; measured 480. The mid sizes are a known miss: 2-512 MB run 7-54% slower than ccsim's
-// cut-through NVLS (docs/accuracy.md: NCCL's NVLS chunks shrink to 16-64 KiB there, and the measured
-// throughput falls with the chunk, a per-chunk cost ccsim has no source for).
+// 490 busbw; measured 480. The mid sizes follow NCCL's NVLS kernel, a pipeline of three warp groups
+// (scatter into the NVLS buffers, ld_reduce + multimem.st, gather out of them) whose fill is two loops
+// of 16 channels x 8 heads x NCCL's chunk (16 KiB below 8 MiB, 32 KiB below 64 MiB, 64 KiB below
+// 1 GiB): 2-512 MB within -12..+14% (they ran 7-54% slower than the cut-through replay without it).
+// Left: +6..+8% at 256-512 MB, where 64 KiB chunks move slower than 128 KiB ones (docs/nvls.md).
 TEST(PresetLogs, SingleNodeH100NvlsFromTwoSources) {
   const ValidatedRun dgx = validate_log("dgx-h100-1node-allreduce-mpi-dgxc-benchmarking.txt", "dgx-h100");
   const ValidatedRun vp = validate_log("h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt", "dgx-h100");
@@ -107,17 +109,17 @@ TEST(PresetLogs, SingleNodeH100NvlsFromTwoSources) {
       if (s.size_bytes >= (2u << 30)) {
         EXPECT_LT(std::fabs(s.error), 0.04) << s.size_bytes;
       } else {
-        EXPECT_GT(s.error, 0.0) << s.size_bytes;  // the known mid-size miss, bounded
-        EXPECT_LT(s.error, 0.60) << s.size_bytes;
+        EXPECT_LT(std::fabs(s.error), 0.15) << s.size_bytes;
       }
     }
-    // The largest size by hand: NVLS's 25 us and S (1 + 1/8) / B.
+    // The largest size by hand: NVLS's 25 us, S (1 + 1/8) / B, and the fill of two 16 MiB loops
+    // (128 KiB chunks) at the same rate.
     const ValidatedSize& last = run->sizes.back();
-    const double B = 18 * 20.6e9 * 0.85, S = static_cast<double>(last.size_bytes);
-    const double hand_us = 25 + S * 9 / 8 / B * 1e6;
+    const double B = 18 * 20.6e9 * 0.85, S = static_cast<double>(last.size_bytes), loop = 16 * 8 * 128 * 1024;
+    const double hand_us = 25 + (S + 2 * loop) * 9 / 8 / B * 1e6;
     EXPECT_NEAR(last.predicted_time_us, hand_us, 1e-3 * hand_us);
     EXPECT_LT(std::fabs(run->latency.median_error), 0.20) << run->latency.median_error;
-    EXPECT_LT(run->bandwidth.median_error, 0.13) << run->bandwidth.median_error;  // +11%, +12% today
+    EXPECT_LT(std::fabs(run->bandwidth.median_error), 0.05) << run->bandwidth.median_error;  // +2%, +3% today
   }
   // The -g 8 run's floor is its 8 serial launches: 8 x 4.2 us (node.cpu.launch_us, measured on a
   // DGX-A100 by another run, NVIDIA/nccl-tests#123) = 33.6 us, and the last of its 20 iterations'

@@ -199,10 +199,11 @@ double measured_time_us(const PublishedSweep& sweep, std::size_t i, int ranks) {
 
 // ND H100 v5 and ND H200 v5 (NCCL 2.18.5 and 2.20.5), NVLS forced, -g 8. The plateau is the single-node
 // NVLS bound (18 NVLinks x 20.6 GB/s x nvlsEfficiency 0.85, S (1 + 1/8) per GPU: 280 GB/s algbw, 490
-// busbw): measured 478.9 and 480.0 at 8 GiB. The mid sizes repeat the two dgx-h100 logs' miss
-// (tests/test_preset_logs.cpp): 2-128 MiB run 16-55% slower than ccsim's cut-through NVLS, so both
-// bandwidth sides sit at the 10% target's edge. The latency sides differ by NCCL version: 2.18.5's
-// NVLS takes 42 us from 64 KiB to 1 MiB where 2.30's model (and ccsim) has 25 us plus the launches.
+// busbw): measured 478.9 and 480.0 at 8 GiB. The mid sizes follow the fill of NCCL's three-stage NVLS
+// kernel as the two dgx-h100 logs do (tests/test_preset_logs.cpp): 2-128 MiB within 15% (16-55% slower
+// than the cut-through replay without it, when both bandwidth sides sat at the 10% target's edge).
+// The latency sides differ by NCCL version: 2.18.5's NVLS takes 42 us from 64 KiB to 1 MiB where
+// 2.30's model (and ccsim) has 25 us plus the launches.
 TEST(PublishedMeasurements, AzureNdH100AndH200NvlsSingleVm) {
   const PublishedSweep h100_sweep = read_sweep("azure-ai-benchmarking-guide-nd-h100-v5-allreduce-nvls-g8.txt");
   const SweepComparison h100 = compare_sweep(preset_topology("azure-nd-h100-v5"), h100_sweep, "NVLS", 8);
@@ -210,31 +211,35 @@ TEST(PublishedMeasurements, AzureNdH100AndH200NvlsSingleVm) {
   const SweepComparison h200 = compare_sweep(preset_topology("dgx-h200"), h200_sweep, "NVLS", 8);
   for (const SweepComparison* c : {&h100, &h200}) {
     const NcclTestsRow& last = c->prediction.rows.back();
-    const double B = 18 * 20.6e9 * 0.85, S = static_cast<double>(last.size_bytes);
-    const double hand_us = 25 + S * 9 / 8 / B * 1e6;
+    // NVLS's 25 us, S (1 + 1/8) / B and two 16 MiB loops of fill (128 KiB chunks).
+    const double B = 18 * 20.6e9 * 0.85, S = static_cast<double>(last.size_bytes), loop = 16 * 8 * 128 * 1024;
+    const double hand_us = 25 + (S + 2 * loop) * 9 / 8 / B * 1e6;
     EXPECT_NEAR(last.ip_time_us, hand_us, 1e-3 * hand_us);
     EXPECT_GT(c->errors.back(), 0.0);
-    EXPECT_LT(c->errors.back(), 0.03);  // +2.3%, +2.1%
+    EXPECT_LT(c->errors.back(), 0.03);  // +1.9%, +1.7%
     for (std::size_t i = 0; i < c->errors.size(); ++i) {
       const std::uint64_t size = 1024ull << i;
-      if (size >= (2u << 20) && size <= (128u << 20)) {
-        EXPECT_GT(c->errors[i], 0.10) << size;  // the known mid-size miss, bounded
-        EXPECT_LT(c->errors[i], 0.60) << size;
-      }
+      if (size >= (2u << 20) && size <= (128u << 20)) EXPECT_LT(std::fabs(c->errors[i]), 0.15) << size;
     }
-    EXPECT_GT(c->bandwidth_median, 0.08);  // +12%, +10% today (docs/accuracy.md)
-    EXPECT_LT(c->bandwidth_median, 0.13);
+    EXPECT_GT(c->bandwidth_median, 0.0);  // +3%, +2% today (docs/accuracy.md)
+    EXPECT_LT(c->bandwidth_median, 0.05);
   }
   // H200 (NCCL 2.20.5): the floor is 8 serial launches, 30 us measured (3.7 us per GPU) against 8 x 4.2
   // and NVLS's 25 us after the last of 40 iterations' launches.
   EXPECT_NEAR(measured_time_us(h200_sweep, 0, 8), 29.9, 0.1);
   EXPECT_NEAR(h200.prediction.rows.front().ip_time_us, 8 * 4.2 + 25.0 / 40, 0.01);
-  EXPECT_LT(std::fabs(h200.latency_median), 0.20) << h200.latency_median;  // -7%
+  EXPECT_LT(std::fabs(h200.latency_median), 0.20) << h200.latency_median;
   // H100 (NCCL 2.18.5): 64 KiB-1 MiB take 42 us, NVLS's own time in that NCCL; ccsim's 2.30 NVLS is
-  // 25 us there and the 33.6 us launch floor binds: +25% on the latency side, a version's miss.
+  // 25 us there and the 33.6 us launch floor binds (64-512 KiB: +23..+25%), a version's miss. The
+  // side's median is within 20% only as the median of two misses: 1-4 KiB at -25% (this host
+  // launches in 3.2 us, not 4.2; rising to -2% at 32 KiB) and 64 KiB-1 MiB above, with 2-8 MiB near 0.
   for (std::size_t i = 6; i <= 10; ++i) EXPECT_NEAR(measured_time_us(h100_sweep, i, 8), 42.3, 1.0) << h100_sweep.sizes[i];
-  EXPECT_GT(h100.latency_median, 0.20);
-  EXPECT_LT(h100.latency_median, 0.30);
+  for (std::size_t i = 6; i <= 9; ++i) {
+    EXPECT_GT(h100.errors[i], 0.20) << h100_sweep.sizes[i];
+    EXPECT_LT(h100.errors[i], 0.27) << h100_sweep.sizes[i];
+  }
+  for (std::size_t i = 0; i <= 2; ++i) EXPECT_NEAR(h100.errors[i], -0.25, 0.03) << h100_sweep.sizes[i];
+  EXPECT_LT(std::fabs(h100.latency_median), 0.20) << h100.latency_median;
 }
 
 // ND GB200 v6: one NVL72 tray as a VM of 4 B200 (NCCL 2.25.1), Ring forced, -g 4. The ring is bound by
