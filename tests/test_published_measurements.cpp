@@ -117,7 +117,9 @@ TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
   EXPECT_NEAR(slope(predicted), 4.2 + 2 * 0.6 / 100, 1e-6);  // node.cpu.launch_us per GPU
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     EXPECT_NEAR(predicted[i], 4.2 * gpus[i] + device_us(gpus[i]) / 100, 1e-5) << gpus[i] << " GPUs";
-    if (gpus[i] >= 4) EXPECT_LT(std::fabs(errors[i]), 0.02) << gpus[i] << " GPUs";
+    if (gpus[i] >= 4) {
+      EXPECT_LT(std::fabs(errors[i]), 0.02) << gpus[i] << " GPUs";
+    }
   }
   // 3 GPUs: 12.6 us of launches against NCCL's 6.6 + 4 x 0.6 = 9.0 us device time; 2 GPUs: 8.4 us
   // against 7.8. Both host-bound; measured 13.76 and 10 us (+8%, +18%).
@@ -219,7 +221,9 @@ TEST(PublishedMeasurements, AzureNdH100AndH200NvlsSingleVm) {
     EXPECT_LT(c->errors.back(), 0.03);  // +1.9%, +1.7%
     for (std::size_t i = 0; i < c->errors.size(); ++i) {
       const std::uint64_t size = 1024ull << i;
-      if (size >= (2u << 20) && size <= (128u << 20)) EXPECT_LT(std::fabs(c->errors[i]), 0.15) << size;
+      if (size >= (2u << 20) && size <= (128u << 20)) {
+        EXPECT_LT(std::fabs(c->errors[i]), 0.15) << size;
+      }
     }
     EXPECT_GT(c->bandwidth_median, 0.0);  // +3%, +2% today (docs/accuracy.md)
     EXPECT_LT(c->bandwidth_median, 0.05);
