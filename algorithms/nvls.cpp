@@ -65,31 +65,11 @@ struct Builder {
 double one_node_chunk_bytes(const Topology& topo, double size_bytes, const NvlsOptions& options) {
   if (options.chunk_bytes > 0) return options.chunk_bytes;
   const double step = static_cast<double>(nccl_buffer_bytes(topo, Proto::Simple)) / nccl230::kSteps;
-  return nccl_nvls_chunk_bytes(size_bytes, options.channels, topo.num_gpus(), std::min(step, 1.0 * topo.nvls_chunk_bytes));
+  const double start = std::min(step, static_cast<double>(topo.nvls_chunk_bytes));
+  return nccl_nvls_chunk_bytes(size_bytes, options.channels, topo.num_gpus(), start);
 }
-
-// The bandwidth term of nvls_closed_form_time_s: the busiest of the GPU links and the reducer.
-double nvls_bandwidth_time_s(const Topology& topo, const std::string& collective, double size_bytes);
 
 }  // namespace
-
-double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads, double nvls_chunk_bytes) {
-  double chunk = nvls_chunk_bytes;
-  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, heads);  // (channel, head) units
-  if (size_bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
-  if (size_bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
-  if (size_bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
-  return chunk;
-}
-
-int nvls_kernel_stages(const std::string& collective) { return collective == "all_reduce" ? 3 : 2; }
-
-double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective, double size_bytes,
-                            const NvlsOptions& options) {
-  const double loop = static_cast<double>(std::max(1, options.channels)) * topo.num_gpus() *
-                      one_node_chunk_bytes(topo, size_bytes, options);
-  return (nvls_kernel_stages(collective) - 1) * nvls_bandwidth_time_s(topo, collective, std::min(size_bytes, loop));
-}
 
 Schedule nvls_schedule(const Topology& topo, const std::string& collective, double size_bytes, Proto proto) {
   check_common(topo, "NVLS", proto);
@@ -117,7 +97,8 @@ Schedule nvls_schedule(const Topology& topo, const std::string& collective, doub
   const int sw = n, red = n + 1;
   const double slice = size_bytes / n;  // head j's part of the buffer
   // Chunks are a count here (Transfer::chunks): the flows are cut-through, whatever their size.
-  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / one_node_chunk_bytes(topo, size_bytes, options))));
+  const double chunk = one_node_chunk_bytes(topo, size_bytes, options);
+  const int chunks = std::max(1, static_cast<int>(std::ceil(slice / options.channels / chunk)));
   // Every flow starts after NCCL's NVLS latency and the kernel's copy stages before and after it.
   const double fixed_s = options.intra_s + nvls_pipeline_fill_s(topo, collective, size_bytes, options);
   Builder b{topo, s, options.channels, {}};
@@ -313,10 +294,7 @@ double reduce_Bps(const Topology& topo) {
   return topo.link(topo.edge_between(sw, red)).bandwidth_Bps;
 }
 
-}  // namespace
-
-namespace {
-
+// The bandwidth term of nvls_closed_form_time_s: the busiest of the GPU links and the reducer.
 double nvls_bandwidth_time_s(const Topology& topo, const std::string& collective, double size_bytes) {
   const double n = topo.num_gpus();
   // Multimem bytes weigh 1 / nvls_efficiency on the links and through the reducer.
@@ -329,6 +307,24 @@ double nvls_bandwidth_time_s(const Topology& topo, const std::string& collective
 }
 
 }  // namespace
+
+double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads, double nvls_chunk_bytes) {
+  double chunk = nvls_chunk_bytes;
+  const double ops = static_cast<double>(std::max(1, channels)) * std::max(1, heads);  // (channel, head) units
+  if (size_bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+  if (size_bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+  if (size_bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+  return chunk;
+}
+
+int nvls_kernel_stages(const std::string& collective) { return collective == "all_reduce" ? 3 : 2; }
+
+double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective, double size_bytes,
+                            const NvlsOptions& options) {
+  const double loop = static_cast<double>(std::max(1, options.channels)) * topo.num_gpus() *
+                      one_node_chunk_bytes(topo, size_bytes, options);
+  return (nvls_kernel_stages(collective) - 1) * nvls_bandwidth_time_s(topo, collective, std::min(size_bytes, loop));
+}
 
 double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,
                                const NvlsOptions& options) {

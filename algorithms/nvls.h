@@ -75,11 +75,13 @@ Schedule nvls_tree_schedule(const Topology& topo, const std::string& collective,
                             const NvlsOptions& options);
 
 // NCCL's NVLS chunk per channel and head on one node, in bytes (enqueue.cc calcCollChunking, NCCL 2.30):
-// NCCL_NVLS_CHUNKSIZE (`nvls_chunk_bytes`, 128 KiB), then, with ops = channels x heads (channel, head)
+// from `nvls_chunk_bytes` (NCCL_NVLS_CHUNKSIZE, 128 KiB, which NCCL caps at the Simple step NCCL_BUFFSIZE
+// / 8 before it gets here; nvls_schedule does), then, with ops = channels x heads (channel, head)
 // units, 64 KiB below 64 x ops x chunk, 32 KiB below 8 x ops x chunk and 16 KiB below 2 x ops x chunk,
 // each test on the chunk the previous one left. dgx-h100 (16 channels x 8 heads): 128 KiB from 1 GiB,
 // 64 KiB from 64 MiB, 32 KiB from 8 MiB, 16 KiB below. `size_bytes` is NCCL's nBytes (the buffer).
-double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads, double nvls_chunk_bytes = kDefaultNvlsChunkBytes);
+double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads,
+                             double nvls_chunk_bytes = kDefaultNvlsChunkBytes);
 
 // Warp groups a chunk passes through in NCCL's one-node NVLS kernel (src/device/all_reduce.h,
 // reduce_scatter.h, all_gather.h; buffers of NCCL_STEPS chunks between them): all_reduce 3 (scatter:
