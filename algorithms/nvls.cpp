@@ -60,13 +60,17 @@ struct Builder {
   }
 };
 
+int one_node_heads(const Topology& topo, const NvlsOptions& options) {
+  return options.heads > 0 ? options.heads : topo.num_gpus();
+}
+
 // NCCL's chunk for a one-node NVLS operation of this size, or the one the options force. NCCL starts
 // from the Simple step (NCCL_BUFFSIZE / NCCL_STEPS, chunkSteps 1) capped at NCCL_NVLS_CHUNKSIZE.
 double one_node_chunk_bytes(const Topology& topo, double size_bytes, const NvlsOptions& options) {
   if (options.chunk_bytes > 0) return options.chunk_bytes;
   const double step = static_cast<double>(nccl_buffer_bytes(topo, Proto::Simple)) / nccl230::kSteps;
   const double start = std::min(step, static_cast<double>(topo.nvls_chunk_bytes));
-  return nccl_nvls_chunk_bytes(size_bytes, options.channels, topo.num_gpus(), start);
+  return nccl_nvls_chunk_bytes(size_bytes, options.channels, one_node_heads(topo, options), start);
 }
 
 }  // namespace
@@ -321,7 +325,7 @@ int nvls_kernel_stages(const std::string& collective) { return collective == "al
 
 double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective, double size_bytes,
                             const NvlsOptions& options) {
-  const double loop = static_cast<double>(std::max(1, options.channels)) * topo.num_gpus() *
+  const double loop = static_cast<double>(std::max(1, options.channels)) * one_node_heads(topo, options) *
                       one_node_chunk_bytes(topo, size_bytes, options);
   return (nvls_kernel_stages(collective) - 1) * nvls_bandwidth_time_s(topo, collective, std::min(size_bytes, loop));
 }

@@ -34,6 +34,11 @@ struct NvlsOptions {
   // NCCL's NVLS channels (predict passes NcclTopoSummary::nvls_channels: 24/32 on sm100), recorded
   // in Transfer::channels (channels share path and timing).
   int channels = nccl230::nvls_channels(90, false);
+  // One node: NCCL's NVLS heads (channel.nvls.nHeads, the NVLS graph's channels: every GPU up to
+  // NCCL_MAX_NVLS_ARITY = 32; predict passes NcclTopoSummary::nvls_graph.nChannels), which set the
+  // chunk rule's (channel, head) units and the loop; 0: every GPU. The flows still give every GPU a
+  // slice of S/n (S/32 on 32 heads of 72 GPUs would load a head's link 1.4% more).
+  int heads = 0;
   // Bytes per chunk of one channel and head; 0: NCCL's rule (nccl_nvls_chunk_bytes on one node,
   // nccl_nvls_tree_chunk_bytes for NVLSTree).
   double chunk_bytes = 0;
@@ -91,7 +96,7 @@ double nccl_nvls_chunk_bytes(double size_bytes, int channels, int heads,
 int nvls_kernel_stages(const std::string& collective);
 
 // The pipeline fill of that kernel: the first loop's copy before its multimem traffic and the last
-// loop's copy after it, (stages - 1) loops in all. A loop is channels x n heads x chunk of the buffer
+// loop's copy after it, (stages - 1) loops in all. A loop is channels x heads x chunk of the buffer
 // (NCCL's chunk for this size); the stages run at one rate, the multimem traffic's, since that is what
 // sets the kernel's measured rate (a balanced pipeline). So fill = (stages - 1) x the bandwidth term of
 // min(S, loop). dgx-h100 all_reduce: 2 x 16 MiB of 128 KiB chunks (120 us) at 1 GiB and beyond,

@@ -209,6 +209,8 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
 NvlsOptions nvls_options(const ReplayContext& ctx) {
   NvlsOptions options;
   if (ctx.summary && ctx.summary->nvls_channels > 0) options.channels = ctx.summary->nvls_channels;
+  // One node: NCCL's NVLS heads are the NVLS graph's channels (at most 32).
+  if (ctx.summary && ctx.summary->nvls_graph.nChannels > 0) options.heads = ctx.summary->nvls_graph.nChannels;
   return options;
 }
 

@@ -161,6 +161,15 @@ TEST(Nvls, NcclChunkFollowsTheSize) {
   const Topology topo = build_topology(big, "test");
   // At 4 GiB: 2 loops of 16 x 8 x 512 KiB = 64 MiB at 100 GB/s x 8 / 9 (the test node's rate).
   EXPECT_NEAR(nvls_pipeline_fill_s(topo, "all_reduce", 4 * GiB), 2 * 64 * MiB * 9 / 8 / kB, 1e-12);
+  // NCCL's heads set the loop: 4 heads on the 8-GPU test node give 16 x 4 x 128 KiB = 8 MiB loops at
+  // 1 GiB (the chunk stays 128 KiB: 1 GiB >= 64 x 64 x 128 KiB), half of every GPU's 16 MiB.
+  NvlsOptions four;
+  four.heads = 4;
+  const Topology node = build_topology(nvls_spec(8), "test");
+  EXPECT_NEAR(nvls_pipeline_fill_s(node, "all_reduce", 1 * GiB, four), 2 * 8 * MiB * 9 / 8 / kB, 1e-12);
+  EXPECT_NEAR(nvls_pipeline_fill_s(node, "all_reduce", 1 * GiB), 2 * 16 * MiB * 9 / 8 / kB, 1e-12);
+  // A 72-GPU NVLink domain has 32 (NCCL_MAX_NVLS_ARITY), which predict hands the replay.
+  EXPECT_EQ(summarize_for_nccl(preset("gb200-nvl72", 18)).nvls_graph.nChannels, 32);
   EXPECT_EQ(nvls_kernel_stages("all_reduce"), 3);  // scatter, ld_reduce + st, gather
   EXPECT_EQ(nvls_kernel_stages("reduce_scatter"), 2);
   EXPECT_EQ(nvls_kernel_stages("all_gather"), 2);
