@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "algorithms/endpoint_route.h"
 #include "algorithms/step_timing.h"
@@ -12,6 +13,13 @@
 namespace ccsim {
 
 bool nvls_supported(const Topology& topo) { return topo.has_nvswitch && topo.nvls_capable; }
+
+NvlsOptions nccl_nvls_options(const NcclTopoSummary& summary) {
+  NvlsOptions options;
+  if (summary.nvls_channels > 0) options.channels = summary.nvls_channels;
+  if (summary.nvls_graph.nChannels > 0) options.heads = summary.nvls_graph.nChannels;
+  return options;
+}
 
 namespace {
 
@@ -328,6 +336,22 @@ double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective,
   const double loop = static_cast<double>(std::max(1, options.channels)) * one_node_heads(topo, options) *
                       one_node_chunk_bytes(topo, size_bytes, options);
   return (nvls_kernel_stages(collective) - 1) * nvls_bandwidth_time_s(topo, collective, std::min(size_bytes, loop));
+}
+
+std::string nvls_replay_note(const Topology& topo, const std::string& collective, double size_bytes,
+                             const NvlsOptions& options) {
+  const double chunk = one_node_chunk_bytes(topo, size_bytes, options);
+  const int heads = one_node_heads(topo, options);
+  const double loop = static_cast<double>(std::max(1, options.channels)) * heads * chunk;
+  const int stages = nvls_kernel_stages(collective);
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "Replay (ccsim's engine, docs/nvls.md): NCCL's NVLS kernel passes each chunk through %d warp groups; "
+                "chunk %.0f KiB x %d channels x %d heads = loops of %.2f MiB; pipeline fill %d loop(s) = %.2f us, "
+                "which NCCL's model above does not count\n",
+                stages, chunk / 1024, options.channels, heads, loop / (1024.0 * 1024.0), stages - 1,
+                nvls_pipeline_fill_s(topo, collective, size_bytes, options) * 1e6);
+  return line;
 }
 
 double nvls_closed_form_time_s(const Topology& topo, const std::string& collective, double size_bytes,

@@ -55,6 +55,11 @@ struct NvlsOptions {
   double channel_rate_cap_Bps = 0;
 };
 
+// The options NCCL's own counts give: its NVLS channels (comm->nvlsChannels: 16 on sm90, 24 or 32 on
+// sm100, algorithms/nccl_channels.cpp) and, for one node, its NVLS heads (the NVLS graph's channels,
+// at most 32), so that the replay runs what the NCCL model counts.
+NvlsOptions nccl_nvls_options(const NcclTopoSummary& summary);
+
 // Whether the topology's nodes can run NVLS (NVSwitch with NVLink SHARP: node.nvlink.nvls).
 bool nvls_supported(const Topology& topo);
 
@@ -103,6 +108,12 @@ int nvls_kernel_stages(const std::string& collective);
 // 2 x 2 MiB of 16 KiB chunks (15 us) from 2 to 8 MiB.
 double nvls_pipeline_fill_s(const Topology& topo, const std::string& collective, double size_bytes,
                             const NvlsOptions& options = {});
+
+// One line for `ccsim explain` where NCCL's choice is NVLS on one node: what ccsim's replay adds to
+// NCCL's model (its chunk, loop and pipeline fill at this size), since NCCL's model has no fill.
+// `options` as the replay gets them (NCCL's NVLS channels and heads).
+std::string nvls_replay_note(const Topology& topo, const std::string& collective, double size_bytes,
+                             const NvlsOptions& options);
 
 // ccsim's closed form of nvls_schedule (derived in docs/nvls.md): every flow starts after the NVLS
 // latency and the pipeline fill (the engine's idle flows show exactly that), and the busiest of three

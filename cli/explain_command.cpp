@@ -7,6 +7,8 @@
 #include "algorithms/explain.h"
 #include "algorithms/explain_p2p.h"
 #include "algorithms/nccl_channels.h"
+#include "algorithms/nvls.h"
+#include "algorithms/tuner.h"
 #include "cli/algo_options.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
@@ -54,8 +56,12 @@ int run_explain(const std::vector<std::string>& argv) {
   NcclTopoSummary summary = summarize_for_nccl(topo);
   summary.nccl_version = nccl_version_from_args(args);
   for (const auto& n : env_notes) std::cout << "NCCL environment: " << n.text() << "\n";
-  for (std::uint64_t size : sweep_sizes(sweep))
+  for (std::uint64_t size : sweep_sizes(sweep)) {
     std::cout << (p2p ? explain_p2p_report(topo, summary, collective, size) : explain_report(summary, func, size, filter));
+    // One-node NVLS: what the replay adds to NCCL's model (its kernel's pipeline fill).
+    if (!p2p && topo.num_nodes() == 1 && choose(summary, func, size, filter).algo == Algo::NVLS)
+      std::cout << nvls_replay_note(topo, collective, static_cast<double>(size), nccl_nvls_options(summary));
+  }
   std::cout << std::flush;
   return 0;
 }

@@ -204,14 +204,9 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
   return r;
 }
 
-// NCCL's NVLS channel count for this topology (comm->nvlsChannels: 16 on sm90, 24 or 32 on sm100,
-// algorithms/nccl_channels.cpp), so that the replay runs as many channels as the NCCL model counts.
+// NCCL's NVLS channels and heads for this topology, so that the replay runs what the NCCL model counts.
 NvlsOptions nvls_options(const ReplayContext& ctx) {
-  NvlsOptions options;
-  if (ctx.summary && ctx.summary->nvls_channels > 0) options.channels = ctx.summary->nvls_channels;
-  // One node: NCCL's NVLS heads are the NVLS graph's channels (at most 32).
-  if (ctx.summary && ctx.summary->nvls_graph.nChannels > 0) options.heads = ctx.summary->nvls_graph.nChannels;
-  return options;
+  return ctx.summary ? nccl_nvls_options(*ctx.summary) : NvlsOptions{};
 }
 
 ReplayRecipe nvls_recipe(const ReplayContext& ctx, Proto proto) {

@@ -10,6 +10,7 @@
 #include "algorithms/nccl_channels.h"
 #include "algorithms/nvls.h"
 #include "algorithms/ring.h"
+#include "cli_runner.h"
 #include "common/error.h"
 #include "sim/engine.h"
 #include "test_helpers.h"
@@ -173,6 +174,22 @@ TEST(Nvls, NcclChunkFollowsTheSize) {
   EXPECT_EQ(nvls_kernel_stages("all_reduce"), 3);  // scatter, ld_reduce + st, gather
   EXPECT_EQ(nvls_kernel_stages("reduce_scatter"), 2);
   EXPECT_EQ(nvls_kernel_stages("all_gather"), 2);
+}
+
+TEST(Nvls, ExplainShowsWhatTheReplayAddsToNcclsModel) {
+  // dgx-h100 at 8 MiB: NCCL picks NVLS; its chunk is 32 KiB (8 MiB < 8 x 128 x 64 KiB, not < 2 x 128 x
+  // 32 KiB), loops 16 channels x 8 heads x 32 KiB = 4 MiB, fill 2 x 4 MiB x 9/8 / (18 x 20.6 GB/s x 0.85).
+  const double fill_us = 2 * 4194304.0 * 9 / 8 / (18 * 20.6e9 * 0.85) * 1e6;
+  ASSERT_NEAR(fill_us, 29.94, 0.005);
+  const auto r = testing::run_ccsim("explain --topology dgx-h100 -b 8M");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("chunk 32 KiB x 16 channels x 8 heads = loops of 4.00 MiB; pipeline fill 2 loop(s) = 29.94 us"),
+            std::string::npos)
+      << r.out;
+  // Not where NCCL picks a ring (1 MiB), nor across nodes (NVLSTree).
+  EXPECT_EQ(testing::run_ccsim("explain --topology dgx-h100 -b 1M").out.find("Replay (ccsim"), std::string::npos);
+  EXPECT_EQ(testing::run_ccsim("explain --topology dgx-h100 --nodes 2 -b 1G").out.find("Replay (ccsim"),
+            std::string::npos);
 }
 
 TEST(Nvls, EngineMatchesClosedFormForEveryCollective) {
