@@ -96,7 +96,7 @@ TEST(PresetLogs, P5AsAwsOfiNcclGroupsItsEfaCards) {
 // 490 busbw; measured 480. The mid sizes follow NCCL's NVLS kernel, a pipeline of three warp groups
 // (scatter into the NVLS buffers, ld_reduce + multimem.st, gather out of them) whose fill is two loops
 // of 16 channels x 8 heads x NCCL's chunk (16 KiB below 8 MiB, 32 KiB below 64 MiB, 64 KiB below
-// 1 GiB): 2-512 MB within -12..+14% (they ran 7-54% slower than the cut-through replay without it).
+// 1 GiB): 2-512 MB within -12..+14% (they ran 11-51% slower than the cut-through replay without it).
 // Left: +6..+8% at 256-512 MB, where 64 KiB chunks move slower than 128 KiB ones (docs/nvls.md).
 TEST(PresetLogs, SingleNodeH100NvlsFromTwoSources) {
   const ValidatedRun dgx = validate_log("dgx-h100-1node-allreduce-mpi-dgxc-benchmarking.txt", "dgx-h100");
