@@ -1,6 +1,7 @@
 // NVLS and NVLSTree (algorithms/nvls.h) against hand-derived numbers: bytes per GPU link (S(1 + 1/n)
-// each way for all_reduce), the engine against ccsim's closed form, the switch's reduction rate as a
-// bottleneck, Ring vs NVLS on dgx-h100, and NCCL's applicability rules as input errors.
+// each way for all_reduce), NCCL's one-node chunk rule and the kernel's pipeline fill, the engine
+// against ccsim's closed form, the switch's reduction rate as a bottleneck, Ring vs NVLS on dgx-h100,
+// and NCCL's applicability rules as input errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
