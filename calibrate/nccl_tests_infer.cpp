@@ -144,6 +144,18 @@ CollectiveInference infer_collective(const NcclTestsRun& run, const std::string&
   } else if (const CollectiveInfo* named = find_collective(run.collective)) {
     chosen = named;
     out.source = "named in the log (test header or echoed command)";
+    // A log may name several (a note listing the tests it ran, then the command that ran this one).
+    // Where the first does not fit the table, the last one that does wins: the name nearest the table.
+    for (auto it = run.named_collectives.rbegin(); it != run.named_collectives.rend(); ++it) {
+      const std::string& other = *it;
+      const CollectiveInfo* c = find_collective(other);
+      if (c && c != named && !ranks_of(named) && ranks_of(c)) {
+        out.notes.push_back("the log names " + run.collective + " first, which the " + table_evidence +
+                            " does not fit; it also names " + other + ", which it fits");
+        chosen = c;
+        break;
+      }
+    }
     if (!ranks_of(chosen)) out.notes.push_back("the log names " + run.collective + " but the " + table_evidence + " does not fit it");
   } else {
     if (fitting.empty())

@@ -1,5 +1,6 @@
 #include "calibrate/nccl_tests_log.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -106,6 +107,8 @@ class Parser {
     library_code_ = 0;
     label_line_.clear();
     if (!pending_collective_.empty()) cur_.collective = pending_collective_;
+    cur_.named_collectives = std::move(pending_named_);
+    pending_named_.clear();
     if (!pending_version_.empty()) cur_.nccl_version = pending_version_;
     cur_.blocking = pending_blocking_;
     pending_collective_.clear();
@@ -132,6 +135,15 @@ class Parser {
 
   void set_collective(const std::string& c, bool override_known) {
     if (c.empty()) return;
+    std::vector<std::string>& named = cur_.header_line > 0 ? pending_named_ : cur_.named_collectives;
+    const auto known = std::find(named.begin(), named.end(), c);
+    if (override_known) {  // the test header: first in the list
+      if (known != named.end()) named.erase(known);
+      named.insert(named.begin(), c);
+    } else {  // the latest mention last
+      if (known != named.end()) named.erase(known);
+      named.push_back(c);
+    }
     if (cur_.header_line > 0) {
       if (pending_collective_.empty() || override_known) pending_collective_ = c;
     } else if (cur_.collective.empty() || override_known) {
@@ -151,8 +163,10 @@ class Parser {
     if (!toks.empty() && std::isdigit(static_cast<unsigned char>(toks[0][0]))) set_version(toks[0]);
   }
 
+  // Every "<collective>_perf" of a line (a note may list several); -z is read after the first.
   void scan_collective(const std::string& s) {
     std::size_t p = 0;
+    bool first = true;
     while ((p = s.find("_perf", p)) != std::string::npos) {
       std::size_t b = p;
       while (b > 0 && (std::islower(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '_' ||
@@ -161,8 +175,8 @@ class Parser {
       std::string c = nccl_tests_collective_from_name(s.substr(b, p - b));
       if (!c.empty()) {
         set_collective(c, false);
-        scan_blocking(s.substr(p + 5));
-        return;
+        if (first) scan_blocking(s.substr(p + 5));
+        first = false;
       }
       p += 5;
     }
@@ -330,6 +344,17 @@ class Parser {
     cur_.rows.push_back(std::move(r));
   }
 
+  // "Avg bus bandwidth    : 2.05774": the phrase, blanks, then ':' (a comment that only mentions the
+  // phrase, e.g. a note saying a log has no such trailer, is not the trailer).
+  static bool is_avg_line(const std::string& s) {
+    static const std::string phrase = "Avg bus bandwidth";
+    const std::size_t p = s.find(phrase);
+    if (p == std::string::npos) return false;
+    std::size_t q = p + phrase.size();
+    while (q < s.size() && (s[q] == ' ' || s[q] == '\t')) ++q;
+    return q < s.size() && s[q] == ':';
+  }
+
   void parse_avg(const std::string& s) {
     std::size_t p = s.find(':', s.find("Avg bus bandwidth"));
     auto t = p == std::string::npos ? std::vector<std::string>{} : split_ws(s.substr(p + 1));
@@ -391,7 +416,7 @@ class Parser {
         cur_.devices.push_back(s.size() >= 2 && s[0] == '#' && s[1] == ' ' ? s.substr(2) : tb);
         return;
       }
-      if (tb.find("Avg bus bandwidth") != std::string::npos) { parse_avg(tb); return; }
+      if (is_avg_line(tb)) { parse_avg(tb); return; }
       if (starts_with(tb, "Out of bounds values")) return;
       {
         auto t = split_ws(tb);
@@ -433,6 +458,7 @@ class Parser {
   long library_code_ = 0;
   std::string label_line_;
   std::string pending_collective_, pending_version_;
+  std::vector<std::string> pending_named_;
   int pending_blocking_ = -1;
 };
 

@@ -33,6 +33,12 @@ struct NcclTestsRow {
 
 struct NcclTestsRun {
   std::string collective;    // "all_reduce" etc. when known, else ""
+  // Every collective a comment or an echoed command of this run names, once each, in the order of
+  // their latest mention ("... all_reduce_perf, all_gather_perf ..." in a note gives both; a command
+  // naming one of them again moves it last). The test header's ("# Collective test starting: ...")
+  // stays first. `collective` is the first mention (or the test header's). Inference keeps `collective`
+  // where it fits the table, else takes the last of these that does (calibrate/nccl_tests_infer.cpp).
+  std::vector<std::string> named_collectives;
   std::string nccl_version;  // "2.26.2+cuda12.8" from an "NCCL version ..." line; else derived from
                              // "nccl-library=22902" ("2.29.2"); else ""
   std::string nccl_tests_version;  // "2.17.8" from "# nccl-tests version 2.17.8 ..." if present

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/nccl_tests_infer.h"
 #include "calibrate/nccl_tests_log.h"
 #include "common/error.h"
 
@@ -335,6 +336,78 @@ TEST(NcclTestsLog, CommentLinesWithoutTheirHash) {
   ASSERT_EQ(bare.size(), 1u);
   ASSERT_EQ(bare[0].rows.size(), 1u);
   EXPECT_DOUBLE_EQ(bare[0].rows[0].oop_time_us, 12.25);
+}
+
+// A note that names several tests (a blog post listing the runs it made) and then the command of this
+// run: every name is kept, in the order of its latest mention, and the table decides between them.
+// Two 2080 Ti, all_gather: the table (redop none, busbw/algbw 1/2, size = 2 x count x element) fits
+// all_gather and alltoall, not all_reduce, which the note names first.
+TEST(NcclTestsLog, SeveralNamesAndTheTableDecides) {
+  const std::string table =
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n"
+      "#  Rank  0 Group  0 Pid  31745 on autodl-container-xxxxx device  0 [0000:b4:00] NVIDIA GeForce RTX 2080 Ti\n"
+      "#  Rank  1 Group  0 Pid  31745 on autodl-container-xxxxx device  1 [0000:b5:00] NVIDIA GeForce RTX 2080 Ti\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "    33554432       4194304     float    none      -1   5250.2    6.39    3.20      0   5197.6    6.46    3.23      0\n"
+      "# Avg bus bandwidth    : 3.2\n";
+  const auto infer = [&](const std::string& head) {
+    std::istringstream in(head + table);
+    const auto runs = parse_nccl_tests_log(in, "notes.txt");
+    EXPECT_EQ(runs.size(), 1u);
+    return std::make_pair(runs.at(0), infer_collective(runs.at(0), "", 2, "notes.txt", "run 1"));
+  };
+  const auto [run, ag] = infer("# tests run: all_reduce_perf, all_gather_perf, alltoall_perf\n"
+                               "# ./build/all_gather_perf -b 8 -e 1024M -f 2 -g2\n");
+  EXPECT_EQ(run.collective, "all_reduce");  // the first mention
+  EXPECT_EQ(run.named_collectives, (std::vector<std::string>{"all_reduce", "alltoall", "all_gather"}));
+  ASSERT_NE(ag.collective, nullptr);
+  EXPECT_EQ(std::string(ag.collective->name), "all_gather");
+  EXPECT_EQ(ag.ranks, 2);
+  ASSERT_EQ(ag.notes.size(), 1u);
+  EXPECT_NE(ag.notes[0].find("names all_reduce first"), std::string::npos) << ag.notes[0];
+  // The command of an alltoall run names alltoall last.
+  const auto [run2, a2a] = infer("# tests run: all_reduce_perf, all_gather_perf, alltoall_perf\n"
+                                 "# ./build/alltoall_perf -b 8 -e 1024M -f 2 -g2\n");
+  EXPECT_EQ(std::string(a2a.collective->name), "alltoall");
+  // A first name that fits keeps its place, as before: a log naming all_gather only is all_gather.
+  const auto [run3, only] = infer("# ./build/all_gather_perf -b 8 -e 1024M -f 2 -g2\n");
+  EXPECT_EQ(std::string(only.collective->name), "all_gather");
+  EXPECT_TRUE(only.notes.empty());
+}
+
+// The "Avg bus bandwidth : x" trailer is read where the phrase is followed by ':'; a comment that only
+// mentions it (a note saying the source has no such trailer) is neither an error nor the trailer.
+TEST(NcclTestsLog, AvgBusBandwidthOnlyAsTheTrailer) {
+  std::istringstream in(
+      "# NOTE: the source has no \"Out of bounds\"/\"Avg bus bandwidth\" trailer\n"
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n");
+  const auto runs = parse_nccl_tests_log(in, "note.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_FALSE(runs[0].has_avg_busbw);
+  std::istringstream trailer(
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n"
+      "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n"
+      "# Avg bus bandwidth    : 2.05774\n");
+  const auto with = parse_nccl_tests_log(trailer, "trailer.txt");
+  ASSERT_EQ(with.size(), 1u);
+  EXPECT_TRUE(with[0].has_avg_busbw);
+  EXPECT_DOUBLE_EQ(with[0].avg_busbw_GBps, 2.05774);
+  expect_error_at("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+                  "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+                  "algbw   busbw #wrong\n"
+                  "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00"
+                  "    0.00      0\n"
+                  "# Avg bus bandwidth    : lots\n",
+                  "bad.txt", 4, "Avg bus bandwidth");
 }
 
 }  // namespace
