@@ -147,10 +147,10 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     // link bound the per-channel speed (approximation of the search).
     PathClass worst = PathClass::Pix;
     double uplink = 0, socket = 0;
-    const bool shm = !topo.nccl_p2p || topo.pcie_p2p == "none";
     bool any_phb = false;  // a GPU pair through one CPU's host bridge (ring hops inside a socket)
     for (int l = 1; l < ppn; ++l) {
-      const PathClass c = shm ? shm_path_class(topo, 0, l) : path_class(topo, g0, topo.gpu(l));
+      // SHM pairs (no P2P, or farther than NCCL's P2P level) as NCCL's search sees them.
+      const PathClass c = nccl_shm_pair(topo, 0, l) ? shm_path_class(topo, 0, l) : path_class(topo, g0, topo.gpu(l));
       worst = std::max(worst, c);
       any_phb = any_phb || c == PathClass::Phb || c == PathClass::Node;
     }

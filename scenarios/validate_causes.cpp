@@ -6,6 +6,7 @@
 #include "common/text.h"
 #include "common/units.h"
 #include "topologies/nccl_env.h"
+#include "topologies/routing.h"
 
 namespace ccsim {
 namespace {
@@ -143,8 +144,11 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
                      (topo.nvlinks_per_gpu > 0 && topo.nccl_p2p ? std::string("over NVLink")
                       : !topo.nccl_p2p ? std::string("through NCCL's SHM transport (node.nvlink.nccl_p2p=false)")
                       : topo.pcie_p2p == "none" ? std::string("through NCCL's SHM transport (node.pcie.p2p=none)")
-                                                : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
-    const bool shm = topo.pcie_p2p == "none" || !topo.nccl_p2p;
+                      : nccl_any_shm_pair(topo)
+                          ? "partly through NCCL's SHM transport (GPU pairs farther than NCCL's P2P level " +
+                                std::string(nccl_level_name(topo.pcie_p2p_level)) + ", node.pcie.nccl_p2p_level)"
+                          : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
+    const bool shm = topo.pcie_p2p == "none" || !topo.nccl_p2p || nccl_any_shm_pair(topo);
     std::string per_channel;  // the SHM rate per channel the log's plateau implies, for another run
     if (shm && topo.shm_channel_Bps > 0) {
       ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "

@@ -12,6 +12,7 @@
 #include "cli_runner.h"
 #include "common/error.h"
 #include "topologies/nccl_env.h"
+#include "topologies/routing.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -61,23 +62,36 @@ TEST(NcclEnv, P2pDisableIsNcclsShmTransportAsTheSpecKeysSayIt) {
 }
 
 TEST(NcclEnv, P2pLevelFollowsThePathTypesOfTheNodesGpuPairs) {
-  // pcie-gen4-8gpu: pairs are PIX (same switch), NODE (one socket) and SYS (across sockets).
+  // pcie-gen4-8gpu: pairs are PIX (GPUs 0, 1: same switch), NODE (0, 2: one socket) and SYS (1, 6:
+  // across sockets). Which pairs use NCCL's SHM transport instead of P2P, per NCCL_P2P_LEVEL.
+  const auto shm_pairs = [](const std::string& env, const std::vector<std::string>& sets = {}) {
+    nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
+    for (const auto& o : sets) apply_override(spec, o, "test");
+    if (!env.empty()) apply_nccl_env(spec, env, "--env", "test");
+    const Topology t = build_topology(spec, "pcie-gen4-8gpu");
+    return std::vector<bool>{nccl_shm_pair(t, 0, 1), nccl_shm_pair(t, 0, 2), nccl_shm_pair(t, 1, 6)};
+  };
+  using V = std::vector<bool>;
+  // No setting: NCCL's default level, PXB on this Intel host (paths.cc ncclTopoCheckP2p).
+  EXPECT_EQ(shm_pairs(""), (V{false, true, true}));
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=PXB"), (V{false, true, true}));
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=2"), (V{false, true, true}));  // legacy 2 = PXB
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=PIX"), (V{false, true, true}));
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=PHB"), (V{false, false, true}));  // NCCL's PHB takes NODE too
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=SYS"), (V{false, false, false}));
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=4"), (V{false, false, false}));  // legacy 4 = SYS
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=NVL"), (V{true, true, true}));   // no NVLink: no pair
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=LOC"), (V{true, true, true}));
+  EXPECT_EQ(shm_pairs("NCCL_P2P_LEVEL=0"), (V{true, true, true}));  // legacy 0 = LOC
+  // On an AMD host NCCL's default is SYS: every pair P2P, as with the setting on this one.
+  EXPECT_EQ(shm_pairs("", {"node.cpu.vendor=amd"}), (V{false, false, false}));
+  EXPECT_EQ(shm_pairs("", {"node.pcie.nccl_p2p_level=SYS"}), (V{false, false, false}));
   const std::string node = "--topology pcie-gen4-8gpu -b 64M -e 64M";
-  expect_same_rows(node + " --env NCCL_P2P_LEVEL=NVL", node + " --set node.pcie.p2p=none");  // no NVLink: no pair
-  expect_same_rows(node + " --env NCCL_P2P_LEVEL=0", node + " --set node.pcie.p2p=none");    // legacy 0 = LOC
-  expect_same_rows(node + " --env NCCL_P2P_LEVEL=SYS", node);                                // every pair
-  expect_same_rows(node + " --env NCCL_P2P_LEVEL=4", node);                                  // legacy 4 = SYS
-  // PIX would keep P2P for the switch pairs only: ccsim has one P2P setting per node and says so.
-  const auto split = predict(node + " --env NCCL_P2P_LEVEL=PIX");
-  EXPECT_EQ(split.code, 2);
-  EXPECT_TRUE(split.out.empty());
-  EXPECT_EQ(split.err.rfind("ccsim: error: --env NCCL_P2P_LEVEL=PIX: splits this node's GPU pairs (the nearest are PIX, "
-                            "the farthest SYS)",
-                            0),
-            0u)
-      << split.err;
+  expect_same_rows(node + " --env NCCL_P2P_LEVEL=NVL", node + " --set node.pcie.p2p=none");
+  expect_same_rows(node + " --env NCCL_P2P_LEVEL=PHB", node + " --set node.pcie.nccl_p2p_level=PHB");
   // On an NVSwitch node every pair is NVL: PIX or NVL change nothing.
   expect_same_rows("--env NCCL_P2P_LEVEL=PIX -b 1G -e 1G", "-b 1G -e 1G");
+  expect_same_rows("--env NCCL_P2P_LEVEL=NVL -b 1G -e 1G", "-b 1G -e 1G");
 }
 
 TEST(NcclEnv, NvlsEnableZeroIsNvlsOff) {

@@ -108,10 +108,19 @@ TEST(Routing, NoGpuDirectRdmaStagesThroughHostMemory) {
 }
 
 TEST(Routing, PcieP2pModes) {
-  const Topology sw = make("pcie-gen4-8gpu");
+  // P2P between every pair (NCCL_P2P_LEVEL=SYS): through the closest common switch, root complex or UPI.
+  const Topology sw = make("pcie-gen4-8gpu", {"node.pcie.nccl_p2p_level=SYS"});
   EXPECT_EQ(path_of(sw, 0, 1), "n0.gpu0 -> n0.pcisw0 -> n0.gpu1");
   EXPECT_EQ(path_of(sw, 0, 2), "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.pcisw1 -> n0.gpu2");
   EXPECT_EQ(path_of(sw, 1, 6), "n0.gpu1 -> n0.pcisw0 -> n0.cpu0 -> n0.cpu1 -> n0.pcisw3 -> n0.gpu6");
+  // NCCL's default on this Intel host is PXB: the PIX pair keeps P2P, the NODE and SYS pairs go
+  // through host memory (SHM; the FIFO on the receiver's socket).
+  const Topology pxb = make("pcie-gen4-8gpu");
+  EXPECT_EQ(pxb.pcie_p2p_level, PathClass::Pxb);
+  EXPECT_EQ(path_of(pxb, 0, 1), "n0.gpu0 -> n0.pcisw0 -> n0.gpu1");
+  EXPECT_EQ(path_of(pxb, 0, 2), "n0.gpu0 -> n0.pcisw0 -> n0.cpu0 -> n0.mem0 -> n0.cpu0 -> n0.pcisw1 -> n0.gpu2");
+  EXPECT_EQ(path_of(pxb, 1, 6), "n0.gpu1 -> n0.pcisw0 -> n0.cpu0 -> n0.cpu1 -> n0.mem1 -> n0.cpu1 -> n0.pcisw3 -> n0.gpu6");
+  EXPECT_EQ(make("pcie-gen4-8gpu", {"node.cpu.vendor=amd"}).pcie_p2p_level, PathClass::Sys);
   EXPECT_DOUBLE_EQ(route_bandwidth_Bps(sw, route_between_gpus(sw, 0, 1)), kGen4x16 * kPcieEff);
   // Inter-socket UPI 67.2 GB/s is above PCIe Gen4 x16.
   EXPECT_DOUBLE_EQ(route_bandwidth_Bps(sw, route_between_gpus(sw, 1, 6)), kGen4x16 * kPcieEff);

@@ -65,9 +65,6 @@ PathClass level_value(const std::string& value, bool nvl_allowed, const std::str
                               "PIX, PXB, PHB, SYS) or its legacy integer 0-4");
 }
 
-const char* level_name(PathClass c) {
-  return c == PathClass::Node ? "PHB" : c == PathClass::Nvl ? "NVL" : to_string(c);
-}
 
 json* find_object(json& spec, std::initializer_list<const char*> path) {
   json* cur = &spec;
@@ -190,21 +187,22 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
       return note;
     }
     const Topology topo = probe();
-    const auto [nearest, worst] = gpu_pair_range(topo);
-    if (topo.gpus_per_node() < 2 || worst <= level) {
-      note.effect = std::string("every GPU pair of a node is within ") + level_name(level) + ": no change";
+    const PathClass worst = gpu_pair_range(topo).second;
+    if (topo.gpus_per_node() < 2 || worst <= PathClass::Nvl) {
+      note.effect = std::string("every GPU pair of a node is NVLink, within ") + nccl_level_name(level) + ": no change";
       return note;
     }
-    if (nearest > level) {
-      // No pair may use P2P (level is NVL or a PCIe class, and even the nearest pair is farther).
+    if (level == PathClass::Nvl) {
+      // NVLink pairs keep P2P; every PCIe pair uses SHM.
       set_key(spec, {"node", "pcie"}, "p2p", "none", effects);
-      note.effect = joined(effects) + " (no GPU pair is within " + level_name(level) + ": NCCL's SHM transport)";
+      note.effect = joined(effects) + " (PCIe pairs use NCCL's SHM transport; NVLink pairs keep P2P)";
       return note;
     }
-    throw InputError(where, std::string("splits this node's GPU pairs (the nearest are ") + level_name(nearest) +
-                                ", the farthest " + level_name(worst) +
-                                "): ccsim's P2P is one setting per node (node.pcie.p2p, node.nvlink.nccl_p2p); "
-                                "describe the node's pairs with --set instead");
+    // A PCIe level: pairs up to it use P2P, farther ones SHM (NVLink pairs are NVL, within any of them).
+    set_key(spec, {"node", "pcie"}, "nccl_p2p_level", std::string(nccl_level_name(level)), effects);
+    note.effect = joined(effects) + " (PCIe GPU pairs farther than " + nccl_level_name(level) +
+                  " use NCCL's SHM transport; NCCL's default is PXB on Intel and ARM hosts, SYS on others)";
+    return note;
   }
   if (name == "NCCL_NVLS_ENABLE") {
     const long long v = integer_value(value, where);
@@ -240,12 +238,12 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
       nearest = std::min(nearest, c);
     }
     if (worst <= level) {
-      note.effect = std::string("every GPU's NIC is within ") + level_name(level) + ": GPUDirect RDMA stays on";
+      note.effect = std::string("every GPU's NIC is within ") + nccl_level_name(level) + ": GPUDirect RDMA stays on";
       return note;
     }
     if (nearest <= level)
-      throw InputError(where, std::string("splits this node's GPUs (their NICs are ") + level_name(nearest) + " to " +
-                                  level_name(worst) +
+      throw InputError(where, std::string("splits this node's GPUs (their NICs are ") + nccl_level_name(nearest) + " to " +
+                                  nccl_level_name(worst) +
                                   " away): ccsim's GPUDirect RDMA is one setting per node (node.nic.gpudirect_rdma)");
     const TransportInfo& t = transport_info(topo.network.transport);
     if (!t.host_staging_allowed)

@@ -113,10 +113,12 @@ Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
 }
 
 // The node's P2P mode between two of its GPUs as NCCL's transports see it: NVLink P2P ("switch"),
-// PCIe P2P ("switch" or "host"), or no P2P at all ("none": the SHM transport).
+// PCIe P2P ("switch" or "host"), or no P2P at all ("none": the SHM transport). A PCIe pair farther
+// than NCCL's P2P level (node.pcie.nccl_p2p_level: PXB by default on Intel and ARM hosts) uses SHM.
 std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
   if (topo.nccl_p2p && has_nvlink(topo, a) && has_nvlink(topo, b)) return "switch";
-  return topo.nccl_p2p ? topo.pcie_p2p : std::string("none");
+  if (!topo.nccl_p2p || topo.pcie_p2p == "none") return "none";
+  return path_class(topo, a, b) > topo.pcie_p2p_level ? "none" : topo.pcie_p2p;
 }
 
 // Without P2P (node.pcie.p2p none, or node.nvlink.nccl_p2p false = NCCL_P2P_DISABLE) NCCL uses its
@@ -143,6 +145,26 @@ bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank) {
   const int gpn = topo.gpus_per_node();
   if (src_rank == dst_rank || src_rank / gpn != dst_rank / gpn) return false;
   return intra_node_mode(topo, topo.gpu(src_rank), topo.gpu(dst_rank)) == "none";
+}
+
+namespace {
+// How many of node 0's GPU pairs are SHM pairs, of how many.
+std::pair<int, int> shm_pair_count(const Topology& topo) {
+  int shm = 0, pairs = 0;
+  for (int a = 0; a < topo.gpus_per_node(); ++a)
+    for (int b = a + 1; b < topo.gpus_per_node(); ++b) {
+      ++pairs;
+      shm += nccl_shm_pair(topo, a, b) ? 1 : 0;
+    }
+  return {shm, pairs};
+}
+}  // namespace
+
+bool nccl_any_shm_pair(const Topology& topo) { return shm_pair_count(topo).first > 0; }
+
+bool nccl_all_shm_pairs(const Topology& topo) {
+  const auto [shm, pairs] = shm_pair_count(topo);
+  return pairs > 0 && shm == pairs;
 }
 
 double nccl_shm_channel_Bps(const Topology& topo, int src_rank, int dst_rank) {

@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
-      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "shm_channel_GBps", "p2p_chunk_bytes"}},
+      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "nccl_p2p_level", "shm_channel_GBps", "p2p_chunk_bytes"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
@@ -516,6 +516,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   int pcie_gen = 0, pcie_lanes = 0, uplink_lanes = 0, sps = 0, levels = 1;
   double pcie_lat = 0, pcie_eff = 1.0;
   std::string p2p = "switch";
+  PathClass p2p_level = PathClass::Sys;
   double shm_channel_Bps = 0;
   auto check_lanes = [](Obj& o, const std::string& key, int v) {
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
@@ -554,6 +555,14 @@ Topology build_topology(const json& spec, const std::string& source) {
       pcie.fail("switch_levels", "2 levels of PCIe switches need switches_per_socket >= 1");
     const std::string sw = "switch";
     p2p = pcie.choice("p2p", {"switch", "host", "none"}, &sw);
+    // NCCL's default P2P level (src/graph/paths.cc ncclTopoCheckP2p without NCCL_P2P_LEVEL): PATH_SYS,
+    // lowered to PATH_PXB on Intel (and Zhaoxin) x86 and on ARM CPUs (Grace: vendor "nvidia"). NCCL's
+    // PHB covers nvidia-smi's PHB and NODE.
+    const bool pxb_cpu = cpu_vendor == "intel" || cpu_vendor == "zhaoxin" || cpu_vendor == "nvidia" || cpu_vendor == "arm";
+    const std::string default_level = pxb_cpu ? "PXB" : "SYS";
+    const std::string level = pcie.choice("nccl_p2p_level", {"PIX", "PXB", "PHB", "SYS"}, &default_level);
+    p2p_level = level == "PIX" ? PathClass::Pix : level == "PXB" ? PathClass::Pxb : level == "PHB" ? PathClass::Node
+                                                                                                    : PathClass::Sys;
     // The rate of one channel of NCCL's SHM transport: no public figure (it is the host's PCIe read
     // latency times what a thread block keeps in flight), so absent means "not limiting" and a
     // measured value (ccsim-probe-cuda --tests host_kernel, docs/probes.md) is given here.
@@ -674,6 +683,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nvls_tree_max_chunk_bytes = nvls_tree_max_chunk_bytes;
   topo.nvlinks_per_gpu = nvl_links;
   topo.pcie_p2p = p2p;
+  topo.pcie_p2p_level = p2p_level;
   topo.host_launch_s = launch_s;
   topo.nccl_p2p = nccl_p2p;
   topo.shm_channel_Bps = shm_channel_Bps;

@@ -85,7 +85,10 @@ std::string format_topology_report(const Topology& topo, int node) {
   if (pcie.is_object())
     os << "PCIe:        Gen" << pcie.value("generation", 0) << " x" << pcie.value("lanes", 0) << ", "
        << pcie.value("switches_per_socket", 0) << " switch(es) per socket, P2P " << topo.pcie_p2p
-       << (topo.pcie_p2p == "none" || !topo.nccl_p2p
+       << (topo.pcie_p2p != "none" && topo.nccl_p2p && nccl_any_shm_pair(topo)
+               ? std::string(" up to ") + nccl_level_name(topo.pcie_p2p_level) + " (NCCL's P2P level; farther pairs: SHM)"
+               : std::string())
+       << (topo.pcie_p2p == "none" || !topo.nccl_p2p || nccl_any_shm_pair(topo)
                ? (topo.shm_channel_Bps > 0 ? " (NCCL's SHM transport, " + fixed(topo.shm_channel_Bps / kGB, 2) + " GB/s per channel)"
                                            : std::string(" (NCCL's SHM transport at the links' rates: no node.pcie.shm_channel_GBps)"))
                : std::string())

@@ -61,6 +61,10 @@ const char* to_string(PathClass c) {
   return "?";
 }
 
+const char* nccl_level_name(PathClass c) {
+  return c == PathClass::Node ? "PHB" : c == PathClass::Nvl ? "NVL" : to_string(c);
+}
+
 VertexId Topology::add_vertex(const Vertex& v) {
   const auto key = std::make_tuple(static_cast<int>(v.kind), v.node, v.index, v.group);
   if (by_key_.count(key))

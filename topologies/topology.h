@@ -85,6 +85,9 @@ class RouteMemo : public std::unordered_map<std::uint64_t, Route> {
 // NCCL / nvidia-smi path classes, closest first.
 enum class PathClass { Loc, Nvl, Pix, Pxb, Phb, Node, Sys, Net };
 const char* to_string(PathClass c);
+// The class as NCCL names a level (NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL): NCCL's PHB covers nvidia-smi's
+// PHB and NODE (PathClass::Node stands for it), NVL is NVLink.
+const char* nccl_level_name(PathClass c);
 
 // Network-side properties that are not plain links.
 struct NetworkProps {
@@ -202,6 +205,10 @@ class Topology {
   std::vector<int> nic_gpu;
   int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
+  // The farthest PCIe path class NCCL's P2P transport takes between two GPUs (NCCL_P2P_LEVEL; its
+  // PHB is PathClass::Node here): node.pcie.nccl_p2p_level, by default NCCL's own (src/graph/paths.cc
+  // ncclTopoCheckP2p: PATH_SYS, lowered to PATH_PXB on Intel and ARM CPUs). Farther PCIe pairs use SHM.
+  PathClass pcie_p2p_level = PathClass::Sys;
   // NCCL's P2P transport over NVLink (node.nvlink.nccl_p2p; false: NCCL_P2P_DISABLE=1). Without it
   // NCCL moves intra-node data through its SHM transport (host memory) even where NVLink exists.
   bool nccl_p2p = true;
