@@ -30,6 +30,7 @@ declare -A nccl_version=(
   ["h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt"]=2.24.3  # printed (nccl-library=22403)
   ["h100x32-4node-ndr-allreduce-nccl2.26.2.txt"]=2.26.2  # printed
   ["h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt"]=2.24.3  # printed
+  ["rtx5090-x8-epyc-p2p-allreduce-g8-nccl2.29.7.txt"]=2.29.7  # printed (nccl-library=22907)
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -67,6 +68,12 @@ cases=(
   "h100x32-4node-ndr-allreduce-nccl2.26.2.txt|--topology dgx-h100"
   "h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt|--topology dgx-h100"
   "a100x8-1node-sendrecv-g8.txt|--topology hgx-a100 --collective sendrecv --ranks 8"
+  "rtx2080ti-x2-pcie-noP2P-allgather.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "rtx2080ti-x2-pcie-noP2P-broadcast.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "rtx2080ti-x2-pcie-noP2P-reduce.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "rtx2080ti-x2-pcie-noP2P-alltoall.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
+  "rtx4090-x8-epyc-shm-allreduce-g8.txt|--topology pcie-gen4-8gpu --set node.nic.count=0 --set node.pcie.p2p=none --set node.pcie.switches_per_socket=0 --set node.cpu.vendor=amd"
+  "rtx5090-x8-epyc-p2p-allreduce-g8-nccl2.29.7.txt|--topology pcie-gen4-8gpu --set node.nic.count=0 --set node.pcie.generation=5 --set node.pcie.switches_per_socket=0 --set node.cpu.vendor=amd --set node.gpu.arch=sm120 --env NCCL_P2P_LEVEL=SYS"
 )
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"

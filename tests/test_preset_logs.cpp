@@ -89,6 +89,28 @@ TEST(PresetLogs, P5AsAwsOfiNcclGroupsItsEfaCards) {
   EXPECT_GT(last.measured_busbw_GBps, 400.0);  // 487: not a ring over the cards
 }
 
+// Eight RTX 5090 on two AMD EPYC 9575F without PCIe switches, every GPU on its own Gen5 x16 root
+// port, P2P over PCIe (a patched driver; NCCL_P2P_LEVEL=SYS in the command), -g 8, NCCL 2.29.7. Each
+// ring hop goes up one GPU's link, through the root complex (and xGMI across the sockets) and down
+// the next: 32 GT/s x 16 x 128/130 / 8 x 0.8 = 50.4 GB/s per direction, busbw 49.5 at 128 MB with
+// the ring's steps; measured 43.9-45.7 from 8 MB up. Bandwidth side -1% (1-4 MB, -25..-41%, run
+// faster than Ring/Simple's 8 x 4 steps predict). Latency side -36%: 8 serial launches of 4.2 us
+// (node.cpu.launch_us) against 24.5-25.5 us measured at 8-128 B, about 3.1 us per GPU on this host.
+TEST(PresetLogs, EightRtx5090OverPcieP2p) {
+  const ValidatedRun run = validate_log("rtx5090-x8-epyc-p2p-allreduce-g8-nccl2.29.7.txt", "pcie-gen4-8gpu",
+                                        {"node.nic.count=0", "node.pcie.generation=5", "node.pcie.switches_per_socket=0",
+                                         "node.cpu.vendor=amd", "node.gpu.arch=sm120", "node.pcie.nccl_p2p_level=SYS"});
+  EXPECT_EQ(run.log.ranks, 8);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.size_bytes, 134217728u);
+  const double gen5 = 32.0 * 16 * 128 / 130 / 8 * 0.8;
+  EXPECT_LT(last.predicted_busbw_GBps, gen5);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.97 * gen5);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_NEAR(run.sizes.front().predicted_time_us, 8 * 4.2, 1.5);
+  EXPECT_LT(run.latency.median_error, -0.30) << run.latency.median_error;
+}
+
 // One 8 x H100 node, all_reduce, from two sources: NVIDIA's DGX sample (one process per GPU) and a
 // Voltage Park node (-g 8, NCCL 2.24.3). From 2 MB up the two measurements agree within 3%, and NCCL
 // runs NVLS there (ccsim's tuner too). The plateau: 18 NVLinks x 20.6 GB/s x nvlsEfficiency 0.85 =
