@@ -65,7 +65,6 @@ PathClass level_value(const std::string& value, bool nvl_allowed, const std::str
                               "PIX, PXB, PHB, SYS) or its legacy integer 0-4");
 }
 
-
 json* find_object(json& spec, std::initializer_list<const char*> path) {
   json* cur = &spec;
   for (const char* key : path) {
@@ -93,17 +92,14 @@ void set_key(json& spec, std::initializer_list<const char*> path, const char* ke
   effects.push_back(dotted + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump()));
 }
 
-// The nearest and the farthest path class between two GPUs of one node (NVLink pairs are NVL),
-// built from the spec as it stands.
-std::pair<PathClass, PathClass> gpu_pair_range(const Topology& topo) {
-  PathClass nearest = PathClass::Sys, worst = PathClass::Loc;
+// The farthest path class between two GPUs of one node (NVLink pairs are NVL), built from the spec
+// as it stands.
+PathClass farthest_gpu_pair(const Topology& topo) {
+  PathClass worst = PathClass::Loc;
   for (int a = 0; a < topo.gpus_per_node(); ++a)
-    for (int b = a + 1; b < topo.gpus_per_node(); ++b) {
-      const PathClass c = path_class(topo, topo.gpu(a), topo.gpu(b));
-      nearest = std::min(nearest, c);
-      worst = std::max(worst, c);
-    }
-  return {nearest, worst};
+    for (int b = a + 1; b < topo.gpus_per_node(); ++b)
+      worst = std::max(worst, path_class(topo, topo.gpu(a), topo.gpu(b)));
+  return worst;
 }
 
 std::string joined(const std::vector<std::string>& parts) {
@@ -187,7 +183,7 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
       return note;
     }
     const Topology topo = probe();
-    const PathClass worst = gpu_pair_range(topo).second;
+    const PathClass worst = farthest_gpu_pair(topo);
     if (topo.gpus_per_node() < 2 || worst <= PathClass::Nvl) {
       note.effect = std::string("every GPU pair of a node is NVLink, within ") + nccl_level_name(level) + ": no change";
       return note;
@@ -242,8 +238,8 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
       return note;
     }
     if (nearest <= level)
-      throw InputError(where, std::string("splits this node's GPUs (their NICs are ") + nccl_level_name(nearest) + " to " +
-                                  nccl_level_name(worst) +
+      throw InputError(where, std::string("splits this node's GPUs (their NICs are ") + nccl_level_name(nearest) +
+                                  " to " + nccl_level_name(worst) +
                                   " away): ccsim's GPUDirect RDMA is one setting per node (node.nic.gpudirect_rdma)");
     const TransportInfo& t = transport_info(topo.network.transport);
     if (!t.host_staging_allowed)

@@ -147,24 +147,11 @@ bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank) {
   return intra_node_mode(topo, topo.gpu(src_rank), topo.gpu(dst_rank)) == "none";
 }
 
-namespace {
-// How many of node 0's GPU pairs are SHM pairs, of how many.
-std::pair<int, int> shm_pair_count(const Topology& topo) {
-  int shm = 0, pairs = 0;
+bool nccl_any_shm_pair(const Topology& topo) {
   for (int a = 0; a < topo.gpus_per_node(); ++a)
-    for (int b = a + 1; b < topo.gpus_per_node(); ++b) {
-      ++pairs;
-      shm += nccl_shm_pair(topo, a, b) ? 1 : 0;
-    }
-  return {shm, pairs};
-}
-}  // namespace
-
-bool nccl_any_shm_pair(const Topology& topo) { return shm_pair_count(topo).first > 0; }
-
-bool nccl_all_shm_pairs(const Topology& topo) {
-  const auto [shm, pairs] = shm_pair_count(topo);
-  return pairs > 0 && shm == pairs;
+    for (int b = a + 1; b < topo.gpus_per_node(); ++b)
+      if (nccl_shm_pair(topo, a, b)) return true;
+  return false;
 }
 
 double nccl_shm_channel_Bps(const Topology& topo, int src_rank, int dst_rank) {

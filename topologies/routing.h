@@ -36,9 +36,8 @@ Route route_between_gpus_unmemoized(const Topology& topo, int src_rank, int dst_
 // a PCIe path farther than NCCL's P2P level (node.pcie.nccl_p2p_level), the route staged through
 // pinned host memory. False across nodes and for a rank with itself.
 bool nccl_shm_pair(const Topology& topo, int src_rank, int dst_rank);
-// Whether any GPU pair of a node is an SHM pair, and whether all are.
+// Whether any GPU pair of a node is an SHM pair.
 bool nccl_any_shm_pair(const Topology& topo);
-bool nccl_all_shm_pairs(const Topology& topo);
 // The per-channel cap on a connection between src and dst (vertex ranks of a schedule: a switch
 // endpoint is not a GPU): Topology::shm_channel_Bps where NCCL joins them through SHM and a rate is
 // given, 0 (none) otherwise. What the engine, its splitter and the P2P closed form all apply.
