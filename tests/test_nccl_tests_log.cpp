@@ -380,34 +380,27 @@ TEST(NcclTestsLog, SeveralNamesAndTheTableDecides) {
 // The "Avg bus bandwidth : x" trailer is read where the phrase is followed by ':'; a comment that only
 // mentions it (a note saying the source has no such trailer) is neither an error nor the trailer.
 TEST(NcclTestsLog, AvgBusBandwidthOnlyAsTheTrailer) {
-  std::istringstream in(
-      "# NOTE: the source has no \"Out of bounds\"/\"Avg bus bandwidth\" trailer\n"
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-      "validation: 1 graph: 0\n"
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
-      "#wrong\n"
-      "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n");
+  // One run of one row, with a line before it and a line after it.
+  const auto one_row = [](const std::string& before, const std::string& after) {
+    return before +
+           "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+           "validation: 1 graph: 0\n"
+           "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+           "busbw #wrong\n"
+           "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    "
+           "0.00      0\n" +
+           after;
+  };
+  std::istringstream in(one_row("# NOTE: the source has no \"Out of bounds\"/\"Avg bus bandwidth\" trailer\n", ""));
   const auto runs = parse_nccl_tests_log(in, "note.txt");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_FALSE(runs[0].has_avg_busbw);
-  std::istringstream trailer(
-      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-      "validation: 1 graph: 0\n"
-      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
-      "#wrong\n"
-      "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n"
-      "# Avg bus bandwidth    : 2.05774\n");
+  std::istringstream trailer(one_row("", "# Avg bus bandwidth    : 2.05774\n"));
   const auto with = parse_nccl_tests_log(trailer, "trailer.txt");
   ASSERT_EQ(with.size(), 1u);
   EXPECT_TRUE(with[0].has_avg_busbw);
   EXPECT_DOUBLE_EQ(with[0].avg_busbw_GBps, 2.05774);
-  expect_error_at("# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
-                  "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
-                  "algbw   busbw #wrong\n"
-                  "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00"
-                  "    0.00      0\n"
-                  "# Avg bus bandwidth    : lots\n",
-                  "bad.txt", 4, "Avg bus bandwidth");
+  expect_error_at(one_row("", "# Avg bus bandwidth    : lots\n"), "bad.txt", 4, "Avg bus bandwidth");
 }
 
 }  // namespace
