@@ -84,9 +84,11 @@ TEST(RunValidate, ShippedScenarioCarriesTheLogsMeasurementAndValidatesPrediction
   EXPECT_EQ(checked, measured.size());
 
   // Host staging moves every byte over the switch's uplink twice (GPU -> host, host -> GPU) where
-  // P2P crosses the switch once: the 1 GiB plateau takes twice as long.
+  // P2P crosses the switch once, and each GPU of the ring both writes into and reads from host memory
+  // (node.pcie.shm_two_way_efficiency 0.65): the 1 GiB plateau takes 2 / 0.65 as long.
   const std::uint64_t gib = 1ull << 30;
-  EXPECT_NEAR(predicted["P2P off (host-staged)"].at(gib) / predicted["P2P through the switch"].at(gib), 2.0, 0.04);
+  EXPECT_NEAR(predicted["P2P off (host-staged)"].at(gib) / predicted["P2P through the switch"].at(gib), 2.0 / 0.65,
+              0.06);
 
   const nlohmann::json results = nlohmann::json::parse(slurp(dir + "/out/results.json"));
   for (const auto& variant : results["variants"]) {
@@ -96,7 +98,9 @@ TEST(RunValidate, ShippedScenarioCarriesTheLogsMeasurementAndValidatesPrediction
     EXPECT_EQ(w["pass"], false);
     bool host_staged = false;
     for (const auto& c : w["causes"]) host_staged = host_staged || c["id"] == "p2p-host-staged";
-    EXPECT_TRUE(host_staged) << variant["name"];
+    // The P2P hypothesis is 3x too fast on the plateau and validate names host staging; the
+    // host-staged one meets it (+2%) and fails on its latency side (the -g 2 launches) only.
+    EXPECT_EQ(host_staged, variant["name"] == "P2P through the switch") << variant["name"];
   }
   // The report holds one measured-against-predicted comparison per variant, with its causes.
   const std::string html = slurp(dir + "/out/report.html");

@@ -57,13 +57,18 @@ TEST(Shm, TwoGpusShareOneHostMemoryBudgetForBothDirections) {
   // socket's memory, 4 crossings of one 20 GB/s budget = 5 GB/s per flow. PCIe is not the limit:
   // the switch uplink carries 2 flows per direction of 16 GT/s x 16 x 128/130 / 8 x 0.8 = 25.2 GB/s.
   // busbw of a 2-rank all_reduce = the per-direction rate; at 1 GiB the fixed costs (< 1 ms) are
-  // below 0.5% of the 215 ms the bytes take.
-  const Topology t = make("pcie-gen4-8gpu", {"node.gpu.count=2", "node.nic.count=0", "node.pcie.p2p=none",
-                                             "node.cpu.sockets=1", "node.pcie.switches_per_socket=1",
-                                             "node.cpu.host_memory_GBps=20"});
+  // below 0.5% of the 215 ms the bytes take. The two-way efficiency is set to 1 to see the budget alone.
+  const std::vector<std::string> pair = {"node.gpu.count=2", "node.nic.count=0", "node.pcie.p2p=none", "node.cpu.sockets=1",
+                                         "node.pcie.switches_per_socket=1", "node.cpu.host_memory_GBps=20"};
+  std::vector<std::string> budget_alone = pair;
+  budget_alone.push_back("node.pcie.shm_two_way_efficiency=1");
+  const Topology t = make("pcie-gen4-8gpu", budget_alone);
   EXPECT_EQ(count_memory_hops(t, route_between_gpus(t, 0, 1)), 2);
   EXPECT_NEAR(busbw_GBps(t, 1ull << 30), 5.0, 0.05);
   EXPECT_NEAR(busbw_GBps(t, 1ull << 30, true), 5.0, 0.05);  // sim/fluid_network.h: the same platform
+  // By default each GPU of the ring both writes into and reads from host memory: its flows weigh
+  // 1 / 0.65 (node.pcie.shm_two_way_efficiency) on every resource, host memory included.
+  EXPECT_NEAR(busbw_GBps(make("pcie-gen4-8gpu", pair), 1ull << 30), 5.0 * 0.65, 0.05);
   // The same pair with P2P through the switch never touches host memory: 25.2 GB/s per direction.
   const Topology p2p = make("pcie-gen4-8gpu", {"node.gpu.count=2", "node.nic.count=0", "node.cpu.sockets=1",
                                                "node.pcie.switches_per_socket=1", "node.cpu.host_memory_GBps=20"});
@@ -81,8 +86,9 @@ TEST(Shm, NcclP2pDisableOnAnNvlinkNode) {
   for (const Hop& h : r) EXPECT_NE(shm.link(h.edge).kind, LinkKind::NvLink);
   // hgx-a100's 2 GPUs sit on different sockets (GPU i on switch i x 4 / 2): each flow's FIFO is in
   // its receiver's socket memory, which that flow alone writes and reads: 2 crossings of 20 GB/s =
-  // 10 GB/s (the 128 GB/s xGMI link and the 25.2 GB/s PCIe Gen4 links are wider).
-  EXPECT_NEAR(busbw_GBps(shm, 1ull << 30), 10.0, 0.1);
+  // 10 GB/s (the 128 GB/s xGMI link and the 25.2 GB/s PCIe Gen4 links are wider), times the two-way
+  // efficiency 0.65 of a ring's GPUs, which both write and read host memory: 6.5 GB/s.
+  EXPECT_NEAR(busbw_GBps(shm, 1ull << 30), 10.0 * 0.65, 0.1);
 }
 
 TEST(Shm, NcclP2pDisableNeedsPcieAndNoNvls) {
@@ -113,9 +119,10 @@ TEST(Shm, DgxA100WithNcclP2pDisableIsDescribable) {
   // Described as hgx-a100 with 4 GPUs (one per PCIe Gen4 switch, two per socket) and NCCL's P2P off:
   // every ring hop is an SHM pair whose GPU links carry one flow per direction at 16 GT/s x 16 lanes
   // x 128/130 / 8 x 0.8 = 25.2 GB/s, below the 204.8 GB/s host memory of each socket (two flows
-  // write and read it: 4 crossings = 51.2 GB/s each) and the 128 GB/s xGMI link. ccsim therefore
-  // predicts 25.2 GB/s: the rate of the GPUs' own loads and stores to host memory (what makes NCCL's
-  // SHM reach about 5 GB/s) has no default; node.pcie.shm_channel_GBps takes a measured one (below).
+  // write and read it: 4 crossings = 51.2 GB/s each) and the 128 GB/s xGMI link. Every GPU of the
+  // ring writes and reads host memory at once: 0.65 of it (node.pcie.shm_two_way_efficiency), 16.4
+  // GB/s. What makes this host's SHM reach about 5 GB/s is not described; node.pcie.shm_channel_GBps
+  // takes a measured rate (below).
   std::ifstream in(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt");
   const auto runs = parse_nccl_tests_log(in, "log.txt");
   ASSERT_EQ(runs.size(), 1u);
@@ -124,7 +131,7 @@ TEST(Shm, DgxA100WithNcclP2pDisableIsDescribable) {
   ValidateOptions opts;
   const ValidatedRun run = validate_run(runs[0], "log.txt", 0, spec, "hgx-a100", opts, DebugFacts{});
   ASSERT_FALSE(run.sizes.empty());
-  EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8, 0.02 * 25.2);
+  EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8 * 0.65, 0.02 * 16.4);
   EXPECT_DOUBLE_EQ(run.sizes.back().measured_busbw_GBps, 5.20);
   bool named = false;
   for (const auto& c : run.causes)
@@ -151,9 +158,10 @@ bool names_host_staging(const ValidatedRun& run) {
 // ccsim routes it through host memory at the links' DMA rate, 16 GT/s x 16 lanes x 128/130 / 8 x 0.8
 // = 25.2 GB/s per direction. Both GPUs sit under the one switch, so both their writes into host
 // memory share the switch's uplink towards the root complex (and both their reads its downlink):
-// 12.6 GB/s per flow, and a 2-GPU ring's all_reduce busbw is that per-hop rate. Measured 2.24 GB/s:
-// the known miss of every SHM row without a measured node.pcie.shm_channel_GBps (docs/accuracy.md),
-// named as host staging by validate.
+// 12.6 GB/s per flow, 8.2 at the two-way efficiency 0.65 of GPUs that write and read host memory at
+// once, and a 2-GPU ring's all_reduce busbw is that per-hop rate. Measured 2.24 GB/s: the known miss
+// of the SHM rows of undescribed hosts without a measured node.pcie.shm_channel_GBps
+// (docs/accuracy.md), named as host staging by validate.
 TEST(Shm, Rtx4090PairIsTheKnownShmMiss) {
   const ValidatedRun run = validate_file("rtx4090-x2-pcie-allreduce-g2.txt", "pcie-gen4-8gpu",
                                          {"node.gpu.count=2", "node.cpu.sockets=1", "node.pcie.switches_per_socket=1",
@@ -161,9 +169,9 @@ TEST(Shm, Rtx4090PairIsTheKnownShmMiss) {
   ASSERT_FALSE(run.sizes.empty());
   const ValidatedSize& last = run.sizes.back();
   EXPECT_EQ(last.size_bytes, 2147483648u);
-  EXPECT_NEAR(last.predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8 / 2, 0.02 * 12.6);
+  EXPECT_NEAR(last.predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8 / 2 * 0.65, 0.02 * 8.2);
   EXPECT_DOUBLE_EQ(last.measured_busbw_GBps, 2.24);
-  EXPECT_GT(run.bandwidth.median_error, 3.0);  // +466%: the GPUs' loads and stores to host memory
+  EXPECT_GT(run.bandwidth.median_error, 2.5);  // +268%
   EXPECT_TRUE(names_host_staging(run));
 }
 
@@ -171,16 +179,17 @@ TEST(Shm, Rtx4090PairIsTheKnownShmMiss) {
 // NCCL_P2P_DISABLE=1: every ring hop is SHM, two of them across the sockets. The log has no device
 // list, so its 4 ranks are given. ccsim predicts the PCIe link's 25.2 GB/s busbw (a 4-GPU ring's
 // all_reduce busbw is the per-direction rate of its slowest hop, here a GPU link; the 3 UPI links
-// and each socket's 204.8 GB/s of memory are far from binding); measured 1.35-1.44 GB/s, the
-// slowest SHM row (across the sockets the GPUs' host-memory accesses go to the remote socket).
+// and each socket's 204.8 GB/s of memory are far from binding) times the two-way efficiency 0.65;
+// measured 1.35-1.44 GB/s, the slowest SHM row (across the sockets the GPUs' host-memory accesses
+// go to the remote socket).
 TEST(Shm, A40FourAcrossSocketsIsTheKnownShmMiss) {
   const ValidatedRun run = validate_file("a40x4-nvlink-pairs-sys-p2p-disabled-allreduce.txt", "pcie-gen4-8gpu",
                                          {"node.gpu.count=4", "node.nic.count=0", "node.pcie.p2p=none"}, 4);
   ASSERT_EQ(run.sizes.size(), 4u);
   EXPECT_EQ(run.log.ranks, 4);
-  EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8, 0.02 * 25.2);
+  EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8 * 0.65, 0.02 * 16.4);
   EXPECT_DOUBLE_EQ(run.sizes.front().measured_busbw_GBps, 1.44);
-  EXPECT_GT(run.bandwidth.median_error, 10.0);  // +1687%
+  EXPECT_GT(run.bandwidth.median_error, 9.0);  // +1062%
   EXPECT_TRUE(names_host_staging(run));
 }
 
@@ -257,9 +266,11 @@ TEST(Shm, OneRunsChannelRatePredictsAnotherOnTheSameHost) {
 // 12.6 GB/s each way. One-way collectives (broadcast, reduce: the root only writes, the other GPU
 // only reads) have that uplink to themselves and measure 11.1 GB/s busbw: within 14% of the links'
 // 12.6. Two-way ones (every GPU sends and receives) share it, 6.3 GB/s each, and measure less still:
-// all_reduce 4.0, all_gather 3.8, alltoall 4.6 (+57%, +88% and +40% on their bandwidth sides).
-// So on this host the shortfall comes with traffic both ways, not with a channel: the all_reduce
-// run's per-channel rate (2.0 GB/s over 2 channels) puts broadcast at 4.0 GB/s, 64% too slow.
+// all_reduce 4.0, all_gather 3.8, alltoall 4.6 (+57%, +88% and +40% at the links' rates), which the
+// two-way efficiency 0.65 (node.pcie.shm_two_way_efficiency, from ccsim's probe of another host)
+// takes to 4.1 GB/s: +2%, +26% (all_gather's approach to its plateau is slow) and -4%. So on this
+// host the shortfall comes with traffic both ways, not with a channel: the all_reduce run's
+// per-channel rate (2.0 GB/s over 2 channels) puts broadcast at 4.0 GB/s, 64% too slow.
 TEST(Shm, OneWayCollectivesRunAtTheLinksTwoWayOnesDoNot) {
   const std::vector<std::string> pair = {"node.gpu.count=2", "node.pcie.generation=3", "node.cpu.sockets=1",
                                          "node.pcie.switches_per_socket=1", "node.nic.count=0", "node.pcie.p2p=none"};
@@ -274,16 +285,21 @@ TEST(Shm, OneWayCollectivesRunAtTheLinksTwoWayOnesDoNot) {
     EXPECT_LT(run.bandwidth.median_error, 0.20) << one_way;
   }
   const std::map<std::string, std::pair<double, double>> two_way = {
-      {"rtx2080ti-x2-pcie-noP2P-allreduce.txt", {4.00, 0.57}},
-      {"rtx2080ti-x2-pcie-noP2P-allgather.txt", {3.79, 0.88}},
-      {"rtx2080ti-x2-pcie-noP2P-alltoall.txt", {4.61, 0.40}}};
+      {"rtx2080ti-x2-pcie-noP2P-allreduce.txt", {4.00, 0.02}},
+      {"rtx2080ti-x2-pcie-noP2P-allgather.txt", {3.79, 0.26}},
+      {"rtx2080ti-x2-pcie-noP2P-alltoall.txt", {4.61, -0.04}}};
   for (const auto& [log, measured_and_error] : two_way) {
     const ValidatedRun run = validate_file(log, "pcie-gen4-8gpu", pair);
     ASSERT_FALSE(run.sizes.empty());
-    EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, gen3 / 2, 0.01 * gen3) << log;
+    EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, gen3 / 2 * 0.65, 0.01 * gen3) << log;
     EXPECT_NEAR(run.sizes.back().measured_busbw_GBps, measured_and_error.first, 0.01) << log;
     EXPECT_NEAR(run.bandwidth.median_error, measured_and_error.second, 0.02) << log;
   }
+  // At the links' rates alone (efficiency 1) the two-way rows are the misses named above.
+  std::vector<std::string> links_alone = pair;
+  links_alone.push_back("node.pcie.shm_two_way_efficiency=1");
+  EXPECT_NEAR(validate_file("rtx2080ti-x2-pcie-noP2P-allreduce.txt", "pcie-gen4-8gpu", links_alone).bandwidth.median_error,
+              0.57, 0.02);
   std::vector<std::string> capped = pair;
   capped.push_back("node.pcie.shm_channel_GBps=2.0");
   const ValidatedRun bcast = validate_file("rtx2080ti-x2-pcie-noP2P-broadcast.txt", "pcie-gen4-8gpu", capped);
@@ -294,10 +310,11 @@ TEST(Shm, OneWayCollectivesRunAtTheLinksTwoWayOnesDoNot) {
 // Eight RTX 4090 (stock driver: no P2P, SHM) on two AMD EPYC 7542 without PCIe switches, every GPU on
 // its own Gen4 x16 root port, -g 8. An 8-GPU ring's busbw is the per-direction rate of its slowest
 // hop; each hop goes up one GPU's link into host memory and down the next one's: 16 GT/s x 16 x
-// 128/130 / 8 x 0.8 = 25.2 GB/s, 24.97 at 128 MB with the ring's steps. Measured 14.45-15.04 GB/s
-// busbw, 0.59 of it: a healthy host runs NCCL's SHM within 2x of the links (the 4090 rows above, on
-// an undescribed host, run at a tenth), and its hops are two-way, as the 2080 Ti pair's above.
-TEST(Shm, EightRtx4090OnEpycRunShmAtHalfTheLinks) {
+// 128/130 / 8 x 0.8 = 25.2 GB/s, and every GPU writes and reads host memory at once: 0.65 of it
+// (node.pcie.shm_two_way_efficiency), 16.4 GB/s, 16.3 at 128 MB with the ring's steps. Measured
+// 14.45-15.04 GB/s busbw (0.59 of the links): bandwidth side +8% (+59% at the links' rates alone).
+// The 4090 rows above, on an undescribed host, run at a fifth of this.
+TEST(Shm, EightRtx4090OnEpycRunShmAtTheTwoWayRate) {
   const ValidatedRun run = validate_file("rtx4090-x8-epyc-shm-allreduce-g8.txt", "pcie-gen4-8gpu",
                                          {"node.nic.count=0", "node.pcie.p2p=none", "node.pcie.switches_per_socket=0",
                                           "node.cpu.vendor=amd"});
@@ -305,11 +322,11 @@ TEST(Shm, EightRtx4090OnEpycRunShmAtHalfTheLinks) {
   EXPECT_EQ(run.log.ranks, 8);
   const ValidatedSize& last = run.sizes.back();
   EXPECT_EQ(last.size_bytes, 134217728u);
-  EXPECT_NEAR(last.predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8, 0.02 * 25.2);
+  EXPECT_NEAR(last.predicted_busbw_GBps, 16.0 * 16 * 128 / 130 / 8 * 0.8 * 0.65, 0.02 * 16.4);
   EXPECT_DOUBLE_EQ(last.measured_busbw_GBps, 14.45);
-  EXPECT_GT(run.bandwidth.median_error, 0.50);  // +59%
-  EXPECT_LT(run.bandwidth.median_error, 0.70);
-  EXPECT_TRUE(names_host_staging(run));
+  EXPECT_GT(run.bandwidth.median_error, 0.0);  // +8%
+  EXPECT_LT(run.bandwidth.median_error, 0.10);
+  EXPECT_FALSE(names_host_staging(run));  // the bandwidth side is within validate's tolerance
 }
 
 }  // namespace

@@ -135,6 +135,14 @@ constexpr std::int64_t kMaxNcclBufferBytes = std::int64_t{1} << 30;
 // where a one-rank NCCL 2.28.3 call takes 5.8-6.0 us (calibrate/samples/README.md).
 constexpr double kDefaultHostLaunchUs = 4.2;
 
+// node.pcie.shm_two_way_efficiency's default: one H200 (PCIe Gen5 x16, Xeon host) writing and reading
+// NCCL-style FIFOs in pinned host memory at once moves 33 GB/s each way with 8 channels
+// (ccsim-probe-cuda shm_fifo, calibrate/samples/h200-probe-cuda.json), where it reads or writes host
+// memory alone at 50-52 GB/s (host_kernel, 132 blocks) and ccsim's Gen5 link is 50.4: 33 / 50.4 = 0.65.
+// Checked on logs of other hosts (docs/accuracy.md "NCCL's SHM channel rate"): 0.63 (2 RTX 2080 Ti,
+// Gen3) and 0.59 (8 RTX 4090 on EPYC, Gen4) of the links' rate for two-way SHM traffic.
+constexpr double kDefaultShmTwoWayEfficiency = 0.65;
+
 // node.nvlink.nvls_chunk_bytes's default: NCCL_NVLS_CHUNKSIZE, 128 KiB in NCCL 2.30 (src/init.cc,
 // NCCL_PARAM(NvlsChunkSize, "NVLS_CHUNKSIZE", 128*1024)); the bound is ccsim's, a sanity limit.
 constexpr int kDefaultNvlsChunkBytes = 128 * 1024;
@@ -217,6 +225,11 @@ class Topology {
   // non-posted reads that few blocks keep short of the link (ccsim-probe-cuda's host_kernel test measures
   // it). 0: not limiting, the links' rates apply.
   double shm_channel_Bps = 0;
+  // node.pcie.shm_two_way_efficiency: the share of its links' rate an SHM connection keeps when one of
+  // its GPUs both writes into and reads from pinned host memory (a ring, all_gather, alltoall; not a
+  // broadcast's or reduce's root or leaf). Default kDefaultShmTwoWayEfficiency, measured by ccsim's
+  // probe; not applied where shm_channel_Bps is given (a rate measured from a run already holds it).
+  double shm_two_way_efficiency = kDefaultShmTwoWayEfficiency;
   P2pChunkSizes p2p_chunks;  // node.{nic,nvlink,pcie}.p2p_chunk_bytes (algorithms/p2p.h nccl_p2p_config)
   int p2p_ll_threshold_bytes = kDefaultP2pLLThresholdBytes;  // node.gpu.nccl_p2p_ll_threshold_bytes
   NcclChannelSettings nccl_channels;  // node.gpu.nccl_{min,max}_{channels,ctas}, node.nvlink.nvls_channels
