@@ -445,14 +445,16 @@ Prepared prepare(const Topology& topo, const Schedule& original, const EngineOpt
 // Not where node.pcie.shm_channel_GBps is given: a rate measured from a run already holds it. The
 // ranks' roles are read from the records at hand: orbit representatives (sim/ring_orbits.h) carry the
 // same roles on every rank of their orbit, and those schedules are never PCIe-only SHM nodes.
-std::vector<double> shm_two_way_weights(const Topology& topo, const Schedule& sched, const std::vector<std::uint32_t>& reps) {
+std::vector<double> shm_two_way_weights(const Topology& topo, const Schedule& sched,
+                                        const std::vector<std::uint32_t>& reps) {
   std::vector<double> w(reps.size(), 1.0);
   if (topo.shm_channel_Bps > 0 || topo.shm_two_way_efficiency >= 1 || !nccl_any_shm_pair(topo)) return w;
   std::map<std::pair<int, int>, bool> shm_pair;
   const auto is_shm = [&](const Transfer& t) {
     if (t.is_marker() || t.bytes <= 0 || t.src >= sched.nranks || t.dst >= sched.nranks) return false;
     auto it = shm_pair.find({t.src, t.dst});
-    if (it == shm_pair.end()) it = shm_pair.emplace(std::make_pair(t.src, t.dst), nccl_shm_pair(topo, t.src, t.dst)).first;
+    if (it == shm_pair.end())
+      it = shm_pair.emplace(std::make_pair(t.src, t.dst), nccl_shm_pair(topo, t.src, t.dst)).first;
     return it->second;
   };
   std::vector<char> sends(static_cast<std::size_t>(sched.nranks), 0), receives(sends.size(), 0);
