@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "algorithms/shm_two_way.h"
 #include "common/error.h"
 #include "common/flat_hash.h"
 #include "topologies/nccl_hardware_figures.h"
@@ -585,11 +586,14 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   // Per wave, the SHM connections' time at their per-channel rate (Topology::shm_channel_Bps), the
   // cap the engine puts on them: bytes of the (src, dst) connection over rate x its channels.
   std::map<std::tuple<int, int, int>, std::pair<double, int>> shm_connection;
-  for (const Transfer& t : s.transfers) {
+  // SHM connections of GPUs that write and read host memory at once weigh more, as in the engine.
+  const std::vector<double> weight = shm_two_way_weights(topo, s);
+  for (std::size_t i = 0; i < s.transfers.size(); ++i) {
+    const Transfer& t = s.transfers[i];
     const Route route = route_between_gpus(topo, t.src, t.dst, t.rail);
     wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route));
     LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
-    for (const Hop& h : route) load.add(h, t.bytes);
+    for (const Hop& h : route) load.add(h, t.bytes * weight[i]);
     if (t.src < s.nranks && t.dst < s.nranks && nccl_shm_channel_Bps(topo, t.src, t.dst) > 0) {
       auto& c = shm_connection[{t.step, t.src, t.dst}];
       c.first += t.bytes;
@@ -718,6 +722,8 @@ struct NetPattern {
   bool leg = false;
   double leg_latency = 0;
   std::vector<Hop> node_hops;  // node 0's links (the leg, the relay to its NIC, the receiving side)
+  std::size_t leg_hops = 0;    // how many of node_hops are the leg's
+  double leg_weight = 1;       // the leg's SHM two-way weight (algorithms/shm_two_way.h)
   double full_latency[2] = {0, 0}, record_latency[2] = {0, 0};  // per class: 0 inside a group, 1 across
 };
 
@@ -774,10 +780,16 @@ std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const
   const bool several_groups = nodes > npl;
   const int rails = std::max(1, topo.nics_per_node());
 
-  // Inside a node: route, NCCL's step latency, route latency per pair of local indices.
+  // An alltoall's GPUs all send and receive, so every SHM pair's records carry the two-way weight
+  // (algorithms/shm_two_way.h), unless a measured per-channel SHM rate stands for it.
+  const bool two_way = topo.shm_channel_Bps == 0 && topo.shm_two_way_efficiency < 1;
+  const auto pair_weight = [&](int a, int b) {
+    return two_way && nccl_shm_pair(topo, a, b) ? 1.0 / topo.shm_two_way_efficiency : 1.0;
+  };
+  // Inside a node: route, NCCL's step latency, route latency and weight per pair of local indices.
   struct Local {
     Route route;
-    double step = 0, latency = 0;
+    double step = 0, latency = 0, weight = 1;
   };
   std::vector<Local> local(static_cast<std::size_t>(gpn * gpn));
   for (int l = 0; l < gpn; ++l)
@@ -787,6 +799,7 @@ std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const
       x.route = route_between_gpus(topo, l, m);
       x.step = step_latency_s(topo, proto.timing, l, m, -1);
       x.latency = route_latency_s(topo, x.route);
+      x.weight = pair_weight(l, m);
     }
   // Across nodes, per pair of local indices and class (inside a group: node 0 -> 1; across: 0 -> npl).
   std::vector<NetPattern> net(nodes > 1 ? static_cast<std::size_t>(gpn * gpn) : 0);
@@ -807,6 +820,8 @@ std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const
         if (path.nic_gpu != l) {
           const Route& leg = local[static_cast<std::size_t>(l * gpn + path.nic_gpu)].route;
           hops.assign(leg.begin(), leg.end());
+          p.leg_hops = leg.size();
+          p.leg_weight = local[static_cast<std::size_t>(l * gpn + path.nic_gpu)].weight;
           leg_latency = route_latency_s(topo, route_between_gpus(topo, l, path.nic_gpu));
         }
         if (!split_route(topo, fabric, record, b, path.rail, c == 1, &hops)) return std::nullopt;
@@ -923,11 +938,13 @@ std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const
       for (int m = 0; m < gpn; ++m) {
         const std::size_t k = static_cast<std::size_t>(l * gpn + m);
         if (intra_count[k] > 0)
-          for (const Hop& h : local[k].route) load.add(h, static_cast<double>(intra_count[k]) * wire);
+          for (const Hop& h : local[k].route)
+            load.add(h, static_cast<double>(intra_count[k]) * wire * local[k].weight);
         if (net_count[k] > 0) {
           const NetPattern& p = net[k];
           const double bytes = static_cast<double>(net_count[k]) * wire;
-          for (const Hop& h : p.node_hops) load.add(h, bytes);
+          for (std::size_t i = 0; i < p.node_hops.size(); ++i)
+            load.add(p.node_hops[i], i < p.leg_hops ? bytes * p.leg_weight : bytes);
           const Hop& up = fabric.nic_up[static_cast<std::size_t>(p.rail)];
           load.add(up, bytes);
           load.add(Hop{up.edge, !up.forward}, bytes);

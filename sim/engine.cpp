@@ -27,6 +27,7 @@
 #include "sim/isolated_run.h"
 #include "sim/merge.h"
 #include "sim/symmetry.h"
+#include "algorithms/shm_two_way.h"
 #include "topologies/routing.h"
 
 namespace sg4 = simgrid::s4u;
@@ -438,39 +439,6 @@ Prepared prepare(const Topology& topo, const Schedule& original, const EngineOpt
   return p;
 }
 
-// Per representative, the factor its bytes weigh on the links: 1 / node.pcie.shm_two_way_efficiency for
-// an SHM connection (NCCL's SHM transport between two GPUs of a node) one of whose GPUs both sends and
-// receives SHM traffic in the schedule (it writes into and reads from pinned host memory at once:
-// rings, all_gather, alltoall), 1 otherwise (a broadcast's root only writes, its leaf only reads).
-// Not where node.pcie.shm_channel_GBps is given: a rate measured from a run already holds it. The
-// ranks' roles are read from the records at hand: orbit representatives (sim/ring_orbits.h) carry the
-// same roles on every rank of their orbit, and those schedules are never PCIe-only SHM nodes.
-std::vector<double> shm_two_way_weights(const Topology& topo, const Schedule& sched,
-                                        const std::vector<std::uint32_t>& reps) {
-  std::vector<double> w(reps.size(), 1.0);
-  if (topo.shm_channel_Bps > 0 || topo.shm_two_way_efficiency >= 1 || !nccl_any_shm_pair(topo)) return w;
-  std::map<std::pair<int, int>, bool> shm_pair;
-  const auto is_shm = [&](const Transfer& t) {
-    if (t.is_marker() || t.bytes <= 0 || t.src >= sched.nranks || t.dst >= sched.nranks) return false;
-    auto it = shm_pair.find({t.src, t.dst});
-    if (it == shm_pair.end())
-      it = shm_pair.emplace(std::make_pair(t.src, t.dst), nccl_shm_pair(topo, t.src, t.dst)).first;
-    return it->second;
-  };
-  std::vector<char> sends(static_cast<std::size_t>(sched.nranks), 0), receives(sends.size(), 0);
-  for (const Transfer& t : sched.transfers)
-    if (is_shm(t)) {
-      sends[static_cast<std::size_t>(t.src)] = 1;
-      receives[static_cast<std::size_t>(t.dst)] = 1;
-    }
-  for (std::size_t i = 0; i < reps.size(); ++i) {
-    const Transfer& t = sched.transfers[reps[i]];
-    if (is_shm(t) && (receives[static_cast<std::size_t>(t.src)] || sends[static_cast<std::size_t>(t.dst)]))
-      w[i] = 1.0 / topo.shm_two_way_efficiency;
-  }
-  return w;
-}
-
 // Replays on SimGrid: one platform link per resource (without latency: start_now waits for it on
 // the agenda), a pair of hosts per route, the agenda driving Engine::run_until.
 void replay_simgrid(Replay& R, const std::vector<Resource>& resources, const std::vector<std::uint32_t>& roots,
@@ -652,10 +620,10 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   std::vector<double> route_latency(routes.size(), 0.0);
   if (fifo)
     for (std::size_t r = 0; r < routes.size(); ++r) route_latency[r] = route_latency_s(topo, routes[r]);
-  const std::vector<double> shm_weight = shm_two_way_weights(topo, sched, R.reps);
+  const std::vector<double> shm_weight = shm_two_way_weights(topo, sched);  // per record of sched
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
-    R.bytes[i] = t.bytes * byte_factor * shm_weight[i];
+    R.bytes[i] = t.bytes * byte_factor * shm_weight[R.reps[i]];
     R.delay[i] = t.delay_s + (R.route_of[i] >= 0 ? route_latency[R.route_of[i]] : 0.0);
     std::vector<std::uint32_t> deps;
     for (std::uint32_t k = 0; k < t.dep_count; ++k) deps.push_back(static_cast<std::uint32_t>(rep_index[q.rep_of[sched.deps_of(t)[k]]]));

@@ -9,6 +9,9 @@
 #include <fstream>
 #include <map>
 
+#include "algorithms/nccl_channels.h"
+#include "algorithms/p2p.h"
+#include "algorithms/shm_two_way.h"
 #include "calibrate/nccl_tests_log.h"
 #include "common/error.h"
 #include "real_log_helpers.h"
@@ -328,6 +331,43 @@ TEST(Shm, EightRtx4090OnEpycRunShmAtTheTwoWayRate) {
   EXPECT_GT(run.bandwidth.median_error, 0.0);  // +8%
   EXPECT_LT(run.bandwidth.median_error, 0.10);
   EXPECT_FALSE(names_host_staging(run));  // the bandwidth side is within validate's tolerance
+}
+
+// The two-way weight (algorithms/shm_two_way.h) per record: a GPU that both sends and receives SHM
+// traffic weighs 1 / 0.65; a one-way record (0 -> 1 alone), and any record once a per-channel SHM rate
+// is given, weighs 1. The engine and both closed forms of an alltoall apply it alike: two GPUs under
+// one Gen4 switch, 1 GiB, each sending half to the other through host memory, both flows over the
+// switch's uplink (12.6 GB/s each way) at 0.65: busbw 8.19 GB/s.
+TEST(Shm, TwoWayWeightIsOneRuleForTheEngineAndTheClosedForms) {
+  const std::vector<std::string> pair = {"node.gpu.count=2", "node.nic.count=0", "node.pcie.p2p=none",
+                                         "node.cpu.sockets=1", "node.pcie.switches_per_socket=1"};
+  const Topology t = make("pcie-gen4-8gpu", pair);
+  const NcclTopoSummary sum = summarize_for_nccl(t);
+  const P2pConfig cfg = nccl_p2p_config(t, sum.coll_channels, sum.net_overhead_us);
+  const double S = 1ull << 30;
+  const Schedule a2a = alltoall_schedule(t, cfg, S);
+  for (double w : shm_two_way_weights(t, a2a)) EXPECT_DOUBLE_EQ(w, 1 / 0.65);
+  Schedule one_way;
+  one_way.nranks = 2;
+  Transfer x;
+  x.src = 0;
+  x.dst = 1;
+  x.bytes = 1e6;
+  one_way.add(x, {});
+  EXPECT_EQ(shm_two_way_weights(t, one_way), std::vector<double>{1.0});
+  std::vector<std::string> measured = pair;
+  measured.push_back("node.pcie.shm_channel_GBps=2");
+  for (double w : shm_two_way_weights(make("pcie-gen4-8gpu", measured), a2a)) EXPECT_DOUBLE_EQ(w, 1.0);
+  const double schedule_form = p2p_closed_form_time_s(t, a2a);
+  EXPECT_NEAR(alltoall_closed_form_time_s(t, cfg, S), schedule_form, 1e-12 * schedule_form);
+  PredictRequest r;
+  r.collective = "alltoall";
+  r.sweep.min_bytes = r.sweep.max_bytes = static_cast<std::uint64_t>(S);
+  const double busbw = predict(t, r).rows.front().oop_busbw_GBps;
+  const double gen4 = 16.0 * 16 * 128 / 130 / 8 * 0.8;
+  EXPECT_NEAR(busbw, gen4 / 2 * 0.65, 0.01 * gen4);
+  // busbw = (n-1)/n x S / t: the closed form's time gives the same rate.
+  EXPECT_NEAR(S / 2 / schedule_form / 1e9, busbw, 0.01 * busbw);
 }
 
 }  // namespace
