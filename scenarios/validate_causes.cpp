@@ -5,6 +5,7 @@
 
 #include "common/text.h"
 #include "common/units.h"
+#include "scenarios/launch_mode.h"
 #include "topologies/nccl_env.h"
 #include "topologies/routing.h"
 
@@ -140,15 +141,16 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
 
   // --- bandwidth side ---
   if (bw_slow && bw.present && nodes == 1 && (topo.nvlinks_per_gpu == 0 || !topo.nccl_p2p || debug.shm_connections > 0)) {
+    const bool some_shm = nccl_any_shm_pair(topo);
     std::string ev = plateau_text(bw) + ", predicted " +
                      (topo.nvlinks_per_gpu > 0 && topo.nccl_p2p ? std::string("over NVLink")
                       : !topo.nccl_p2p ? std::string("through NCCL's SHM transport (node.nvlink.nccl_p2p=false)")
                       : topo.pcie_p2p == "none" ? std::string("through NCCL's SHM transport (node.pcie.p2p=none)")
-                      : nccl_any_shm_pair(topo)
+                      : some_shm
                           ? "partly through NCCL's SHM transport (GPU pairs farther than NCCL's P2P level " +
                                 std::string(nccl_level_name(topo.pcie_p2p_level)) + ", node.pcie.nccl_p2p_level)"
                           : "over PCIe peer-to-peer (node.pcie.p2p=" + topo.pcie_p2p + ")");
-    const bool shm = topo.pcie_p2p == "none" || !topo.nccl_p2p || nccl_any_shm_pair(topo);
+    const bool shm = topo.pcie_p2p == "none" || !topo.nccl_p2p || some_shm;
     std::string per_channel;  // the SHM rate per channel the log's plateau implies, for another run
     if (shm && topo.shm_channel_Bps > 0) {
       ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "
@@ -352,7 +354,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     });
     std::string bound;
     if (fastest != run.sizes.end()) {
-      const double launches_us = per_thread * topo.host_launch_s * 1e6;
+      const double launches_us = host_launch_time_s(run.prediction.facts.launch, topo.host_launch_s) * 1e6;
       const double share_us = fastest->predicted_time_us - launches_us;
       const double floor_us = fastest->measured_time_us - (share_us >= 0 && share_us < launches_us ? share_us : 0.0);
       const std::string per_launch = strprintf("%.1f", floor_us / per_thread);

@@ -415,6 +415,9 @@ struct Prepared {
   const Schedule* original = nullptr;
   MergedSchedule merged;
   Quotient q;
+  // Per record of sched(): the SHM two-way weight of its bytes (algorithms/shm_two_way.h), the same for
+  // every size a sweep scales the schedule to.
+  std::vector<double> shm_weight;
   const Schedule& sched() const { return merged.schedule_or(*original); }
 };
 
@@ -429,12 +432,14 @@ Prepared prepare(const Topology& topo, const Schedule& original, const EngineOpt
       throw std::logic_error("an orbit-representative schedule needs EngineOptions::exploit_symmetry");
     p.merged = unmerged(original);
     p.q = orbit_quotient(original);
+    p.shm_weight = shm_two_way_weights(topo, p.sched());
     prof("quotient (generated)", pt);
     return p;
   }
   p.merged = options.merge_identical ? merge_identical_transfers(original) : unmerged(original);
   prof("merge", pt);
   p.q = options.exploit_symmetry ? find_quotient(topo, p.sched()) : identity_quotient(p.sched());
+  p.shm_weight = shm_two_way_weights(topo, p.sched());
   prof("quotient", pt);
   return p;
 }
@@ -620,10 +625,9 @@ SimResult run_in_this_process(const Topology& topo, const Prepared& prep, double
   std::vector<double> route_latency(routes.size(), 0.0);
   if (fifo)
     for (std::size_t r = 0; r < routes.size(); ++r) route_latency[r] = route_latency_s(topo, routes[r]);
-  const std::vector<double> shm_weight = shm_two_way_weights(topo, sched);  // per record of sched
   for (std::size_t i = 0; i < nrep; ++i) {
     const auto& t = sched.transfers[R.reps[i]];
-    R.bytes[i] = t.bytes * byte_factor * shm_weight[R.reps[i]];
+    R.bytes[i] = t.bytes * byte_factor * prep.shm_weight[R.reps[i]];
     R.delay[i] = t.delay_s + (R.route_of[i] >= 0 ? route_latency[R.route_of[i]] : 0.0);
     std::vector<std::uint32_t> deps;
     for (std::uint32_t k = 0; k < t.dep_count; ++k) deps.push_back(static_cast<std::uint32_t>(rep_index[q.rep_of[sched.deps_of(t)[k]]]));
@@ -968,6 +972,7 @@ std::vector<std::vector<SimResult>> simulate_sweeps(const Topology& topo, const 
     if (reuse) {
       Prepared copy = *reuse;
       copy.original = job.schedule;
+      copy.shm_weight = shm_two_way_weights(topo, copy.sched());  // its own records' roles
       prepared.push_back(std::move(copy));
     } else {
       prepared.push_back(prepare(topo, *job.schedule, o));

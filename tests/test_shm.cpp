@@ -288,22 +288,29 @@ TEST(Shm, OneWayCollectivesRunAtTheLinksTwoWayOnesDoNot) {
     EXPECT_GT(run.bandwidth.median_error, 0.10) << one_way;  // +14%
     EXPECT_LT(run.bandwidth.median_error, 0.20) << one_way;
   }
-  const std::map<std::string, std::pair<double, double>> two_way = {
-      {"rtx2080ti-x2-pcie-noP2P-allreduce.txt", {4.00, 0.02}},
-      {"rtx2080ti-x2-pcie-noP2P-allgather.txt", {3.79, 0.26}},
-      {"rtx2080ti-x2-pcie-noP2P-alltoall.txt", {4.61, -0.04}}};
-  for (const auto& [log, measured_and_error] : two_way) {
+  // Measured plateau busbw (1 GiB) and whether the side's median meets issue 11's 10%: all_gather's
+  // approach to its plateau is slow (its median is +26% while its 1 GiB size is +8%).
+  const std::map<std::string, std::pair<double, bool>> two_way = {
+      {"rtx2080ti-x2-pcie-noP2P-allreduce.txt", {4.00, true}},
+      {"rtx2080ti-x2-pcie-noP2P-allgather.txt", {3.79, false}},
+      {"rtx2080ti-x2-pcie-noP2P-alltoall.txt", {4.61, true}}};
+  for (const auto& [log, measured_and_met] : two_way) {
     const ValidatedRun run = validate_file(log, "pcie-gen4-8gpu", pair);
     ASSERT_FALSE(run.sizes.empty());
-    EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, gen3 / 2 * 0.65, 0.01 * gen3) << log;
-    EXPECT_NEAR(run.sizes.back().measured_busbw_GBps, measured_and_error.first, 0.01) << log;
-    EXPECT_NEAR(run.bandwidth.median_error, measured_and_error.second, 0.02) << log;
+    const ValidatedSize& last = run.sizes.back();
+    EXPECT_NEAR(last.predicted_busbw_GBps, gen3 / 2 * 0.65, 0.01 * gen3) << log;
+    EXPECT_NEAR(last.measured_busbw_GBps, measured_and_met.first, 0.01) << log;
+    // measured time / predicted time - 1 = predicted busbw / measured busbw - 1
+    EXPECT_NEAR(last.error, gen3 / 2 * 0.65 / measured_and_met.first - 1, 0.01) << log;
+    EXPECT_EQ(std::fabs(run.bandwidth.median_error) < 0.10, measured_and_met.second)
+        << log << " " << run.bandwidth.median_error;
   }
   // At the links' rates alone (efficiency 1) the two-way rows are the misses named above.
   std::vector<std::string> links_alone = pair;
   links_alone.push_back("node.pcie.shm_two_way_efficiency=1");
   const ValidatedRun ar_links = validate_file("rtx2080ti-x2-pcie-noP2P-allreduce.txt", "pcie-gen4-8gpu", links_alone);
-  EXPECT_NEAR(ar_links.bandwidth.median_error, 0.57, 0.02);
+  EXPECT_NEAR(ar_links.sizes.back().error, gen3 / 2 / 4.00 - 1, 0.01);  // +58%
+  EXPECT_GT(ar_links.bandwidth.median_error, 0.50);
   std::vector<std::string> capped = pair;
   capped.push_back("node.pcie.shm_channel_GBps=2.0");
   const ValidatedRun bcast = validate_file("rtx2080ti-x2-pcie-noP2P-broadcast.txt", "pcie-gen4-8gpu", capped);

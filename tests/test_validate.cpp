@@ -329,8 +329,10 @@ TEST(Validate, A100SingleProcessLaunchIsTheLatencyCause) {
   nlohmann::json spec = load_topology_spec("hgx-a100");
   apply_override(spec, "node.cpu.launch_us=4.7", "test");
   const ValidatedRun again = validate_text(as_printed("nccl-tests/a100x8-1node-allreduce.txt"), spec, "hgx-a100");
-  for (const ValidatedSize& z : again.sizes)
-    if (z.size_bytes == 2048) EXPECT_NEAR(z.predicted_time_us, 8 * 4.7 + 15.0 / 20, 0.01);
+  const auto at_2k = std::find_if(again.sizes.begin(), again.sizes.end(),
+                                  [](const ValidatedSize& z) { return z.size_bytes == 2048; });
+  ASSERT_NE(at_2k, again.sizes.end());
+  EXPECT_NEAR(at_2k->predicted_time_us, 8 * 4.7 + 15.0 / 20, 0.01);
   // The plateau agrees (measured 232.44 GB/s busbw at 4 GiB): no bandwidth-side cause.
   EXPECT_TRUE(run.sizes.back().within_tolerance) << run.sizes.back().error;
   EXPECT_FALSE(has_cause(run, "too-few-channels"));

@@ -50,12 +50,8 @@ long long integer_value(const std::string& value, const std::string& where) {
 PathClass level_value(const std::string& value, bool nvl_allowed, const std::string& where) {
   std::string v = trim(value);
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (v == "LOC") return PathClass::Loc;
-  if (v == "NVL" && nvl_allowed) return PathClass::Nvl;
-  if (v == "PIX") return PathClass::Pix;
-  if (v == "PXB") return PathClass::Pxb;
-  if (v == "PHB") return PathClass::Node;
-  if (v == "SYS") return PathClass::Sys;
+  PathClass named;
+  if (nccl_level_from_name(v, &named) && (named != PathClass::Nvl || nvl_allowed)) return named;
   if (!v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) {
     const long long n = integer_value(v, where);
     static const PathClass legacy[] = {PathClass::Loc, PathClass::Pix, PathClass::Pxb, PathClass::Node};

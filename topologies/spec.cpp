@@ -561,8 +561,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     const bool pxb_cpu = cpu_vendor == "intel" || cpu_vendor == "zhaoxin" || cpu_vendor == "nvidia" || cpu_vendor == "arm";
     const std::string default_level = pxb_cpu ? "PXB" : "SYS";
     const std::string level = pcie.choice("nccl_p2p_level", {"PIX", "PXB", "PHB", "SYS"}, &default_level);
-    p2p_level = level == "PIX" ? PathClass::Pix : level == "PXB" ? PathClass::Pxb : level == "PHB" ? PathClass::Node
-                                                                                                    : PathClass::Sys;
+    nccl_level_from_name(level, &p2p_level);  // one of the four choices above
     // The rate of one channel of NCCL's SHM transport: no public figure (it is the host's PCIe read
     // latency times what a thread block keeps in flight), so absent means "not limiting" and a
     // measured value (ccsim-probe-cuda --tests host_kernel, docs/probes.md) is given here.

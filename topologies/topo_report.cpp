@@ -82,13 +82,14 @@ std::string format_topology_report(const Topology& topo, int node) {
     os << "NVLink:      none (GPU peer traffic over PCIe, P2P mode " << topo.pcie_p2p << ")\n";
   }
   const auto pcie = get("/node/pcie");
+  const bool some_shm = nccl_any_shm_pair(topo);
   if (pcie.is_object())
     os << "PCIe:        Gen" << pcie.value("generation", 0) << " x" << pcie.value("lanes", 0) << ", "
        << pcie.value("switches_per_socket", 0) << " switch(es) per socket, P2P " << topo.pcie_p2p
-       << (topo.pcie_p2p != "none" && topo.nccl_p2p && nccl_any_shm_pair(topo)
+       << (topo.pcie_p2p != "none" && topo.nccl_p2p && some_shm
                ? std::string(" up to ") + nccl_level_name(topo.pcie_p2p_level) + " (NCCL's P2P level; farther pairs: SHM)"
                : std::string())
-       << (topo.pcie_p2p == "none" || !topo.nccl_p2p || nccl_any_shm_pair(topo)
+       << (topo.pcie_p2p == "none" || !topo.nccl_p2p || some_shm
                ? (topo.shm_channel_Bps > 0 ? " (NCCL's SHM transport, " + fixed(topo.shm_channel_Bps / kGB, 2) + " GB/s per channel)"
                                            : std::string(" (NCCL's SHM transport at the links' rates: no node.pcie.shm_channel_GBps)"))
                : std::string())

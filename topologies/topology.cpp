@@ -65,6 +65,17 @@ const char* nccl_level_name(PathClass c) {
   return c == PathClass::Node ? "PHB" : c == PathClass::Nvl ? "NVL" : to_string(c);
 }
 
+bool nccl_level_from_name(const std::string& name, PathClass* out) {
+  for (PathClass c : {PathClass::Nvl, PathClass::Pix, PathClass::Pxb, PathClass::Node, PathClass::Sys})
+    if (name == nccl_level_name(c)) {
+      *out = c;
+      return true;
+    }
+  if (name != "LOC") return false;
+  *out = PathClass::Loc;
+  return true;
+}
+
 VertexId Topology::add_vertex(const Vertex& v) {
   const auto key = std::make_tuple(static_cast<int>(v.kind), v.node, v.index, v.group);
   if (by_key_.count(key))

@@ -88,6 +88,8 @@ const char* to_string(PathClass c);
 // The class as NCCL names a level (NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL): NCCL's PHB covers nvidia-smi's
 // PHB and NODE (PathClass::Node stands for it), NVL is NVLink.
 const char* nccl_level_name(PathClass c);
+// Its inverse for LOC, NVL, PIX, PXB, PHB, SYS (upper case); false for any other name.
+bool nccl_level_from_name(const std::string& name, PathClass* out);
 
 // Network-side properties that are not plain links.
 struct NetworkProps {
