@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/collnet.h"
+#include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
 #include "topologies/transports.h"
 
@@ -202,8 +203,20 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     if (!topo.network.gpudirect_rdma) s.notes.push_back("no GPUDirect RDMA: NCCL stages through host memory (not reflected in graph bandwidths)");
   }
 
+  // GPUs joined pair by pair (node.nvlink.peers): a channel at speed s takes s on every link its
+  // ring steps over, so the channels are the rings the pairs hold at that speed (NCCL's search over
+  // the same links), not the GPU's links over s.
+  const bool mesh = ppn > 2 && p2p_nvlinks > 0 && nvlink_mesh(topo);
+  const double per_link = nccl_nvlink_bw_per_link(cc);
+  auto mesh_channels = [&](double s_) {
+    return static_cast<int>(nvlink_mesh_rings(topo, per_link / s_, nccl230::kMaxChannels / 2).size());
+  };
+  if (mesh) s.notes.push_back("NVLink without NVSwitch: rings step between joined GPUs only (node.nvlink.peers)");
   // Channels one GPU's intra-node links carry at speed s on a multi-node graph (ring and tree alike).
-  auto intra_channels = [&](double s_) { return static_cast<int>(std::floor(B * ppn / ((ppn - 1) * s_) + kEps)); };
+  auto intra_channels = [&](double s_) {
+    if (mesh) return mesh_channels(s_);
+    return static_cast<int>(std::floor(B * ppn / ((ppn - 1) * s_) + kEps));
+  };
 
   // --- ring graph (tree shares it: NCCL forces the same channel count) ---
   NcclGraphInfo ring;
@@ -222,7 +235,10 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     if (!inter) {
       maxBw = B;
       totalBw = std::max(B, gpuPci);
-      cap = [&](double sp_) { return std::min(maxCh, static_cast<int>(std::floor(B / sp_ + kEps))); };
+      cap = [&](double sp_) {
+        if (mesh) return std::min(maxCh, mesh_channels(sp_));
+        return std::min(maxCh, static_cast<int>(std::floor(B / sp_ + kEps)));
+      };
     } else {
       maxBw = netBw;
       totalBw = std::max(nvl, gpuPci);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "algorithms/collectives.h"
+#include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -59,6 +60,19 @@ RingPlan plan_rings(const Topology& topo, int channels) {
   RingPlan plan;
   const int gpus = topo.gpus_per_node();
   const int nodes = topo.num_nodes();
+  if (nodes == 1 && gpus > 2 && nvlink_mesh(topo)) {
+    // GPUs joined pair by pair: one family per ring the pairs hold (each ring one channel per
+    // link unit), the channels spread over them.
+    const std::vector<std::vector<int>> rings = nvlink_mesh_rings(topo, 1.0, std::max(1, channels));
+    const int count = static_cast<int>(rings.size());
+    for (int i = 0; i < count; ++i) {
+      RingFamily f;
+      f.order = rings[static_cast<std::size_t>(i)];
+      f.channels = std::max(1, channels / count + (i < channels % count ? 1 : 0));
+      plan.families.push_back(f);
+    }
+    if (!plan.families.empty()) return plan;
+  }
   if (nodes == 1) {
     RingFamily f;
     f.order = node_order(gpus, 0, gpus - 1);
@@ -75,9 +89,14 @@ RingPlan plan_rings(const Topology& topo, int channels) {
     // With NVLink the exit GPU reaches the rail's NIC through PXN (NVLink to the NIC's own GPU), so
     // any exit works: take the GPU before the entry, which keeps the families rotations of each
     // other. Without NVLink the exit should sit close to the NIC.
-    const bool pxn = topo.has_nvswitch || topo.nvlinks_per_gpu > 0;
+    // On GPUs joined pair by pair the ring steps only between joined GPUs: a chain through the node
+    // from the entry to the exit closest to the NIC, else to any GPU.
+    const bool mesh = gpus > 2 && nvlink_mesh(topo);
+    const bool pxn = !mesh && (topo.has_nvswitch || topo.nvlinks_per_gpu > 0);
     const int exit = pxn ? (entry + gpus - 1) % gpus : closest_exit(topo, entry, rail);
-    const std::vector<int> local = node_order(gpus, entry, exit);
+    std::vector<int> local = mesh ? nvlink_mesh_path(topo, entry, exit) : std::vector<int>{};
+    if (mesh && local.empty()) local = nvlink_mesh_path(topo, entry, -1);
+    if (local.empty()) local = node_order(gpus, entry, exit);
     RingFamily f;
     f.rail = rail;
     f.channels = per_family;

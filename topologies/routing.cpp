@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "topologies/nvlink_domain.h"
+#include "topologies/nvlink_mesh.h"
 
 namespace ccsim {
 
@@ -129,6 +130,28 @@ std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
 // Host memory carries the data twice (one write, one read) on one shared budget.
 Route intra_node(const Topology& topo, VertexId a, VertexId b) {
   const std::string mode = intra_node_mode(topo, a, b);
+  if (mode == "switch" && nvlink_mesh(topo)) {
+    // GPUs joined pair by pair: a pair without NVLink of its own goes over NVLink through a GPU
+    // joined to both (NCCL's PATH_NVB, "P2P/indirect" through the intermediate GPU, src/graph/paths.cc;
+    // NCCL_NVB_DISABLE=0 by default), the one with the most links to both, else over PCIe.
+    const int la = topo.vertex(a).index, lb = topo.vertex(b).index;
+    if (nvlink_links(topo, la, lb) > 0) return route_between(topo, a, b);
+    int via = -1, best = 0;
+    for (int c = 0; c < topo.gpus_per_node(); ++c) {
+      const int both = std::min(nvlink_links(topo, la, c), nvlink_links(topo, c, lb));
+      if (both > best) {
+        best = both;
+        via = c;
+      }
+    }
+    if (via >= 0) {
+      const VertexId vc = topo.gpu(topo.vertex(a).node * topo.gpus_per_node() + via);
+      Route r = route_between(topo, a, vc);
+      append(r, route_between(topo, vc, b));
+      return r;
+    }
+    return route_between(topo, a, b);
+  }
   if (mode == "switch") return route_between(topo, a, b);
   VertexId cpu_a, cpu_b;
   Route r = route_to_own_cpu(topo, a, &cpu_a);

@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
       {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes", "nccl_p2p_ll_threshold_bytes"}},
-      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes"}},
+      {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes", "peers"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
@@ -228,6 +228,53 @@ constexpr double kMaxMessageRateMps = 1e5;  // 100 G messages/s per NIC
 constexpr double kMinGBps = 1e-3;
 constexpr double kMinNicGbps = 8e-3;
 constexpr double kMinMessageRateMps = 1e-3;
+// GPUs joined pair by pair by NVLink (no NVSwitch): the largest such boards have 8 (DGX-1, HGX-1);
+// the ring search over them (topologies/nvlink_mesh.h) is a depth-first search over the pairs.
+constexpr int kMaxNvlinkMeshGpus = 16;
+
+struct NvlinkPeer {
+  int a = 0, b = 0, links = 0;
+};
+
+// node.nvlink.peers: [[gpu_a, gpu_b, links], ...], local GPU indices, each pair once, no GPU with
+// more links than links_per_gpu.
+std::vector<NvlinkPeer> parse_nvlink_peers(const json& v, int gpus, int links_per_gpu, const std::string& source,
+                                           const std::string& where) {
+  auto fail = [&](const std::string& what) { throw InputError(source + ": " + where, what); };
+  if (!v.is_array() || v.empty()) fail("must be a non-empty array of [gpu_a, gpu_b, links] (got " + describe(v) + ")");
+  if (gpus > kMaxNvlinkMeshGpus)
+    fail("GPUs joined pair by pair: at most " + std::to_string(kMaxNvlinkMeshGpus) + " per node (got " + std::to_string(gpus) + ")");
+  std::vector<NvlinkPeer> peers;
+  std::vector<int> per_gpu(static_cast<std::size_t>(gpus), 0);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& e = v[i];
+    const std::string at = "entry " + std::to_string(i) + ": ";
+    if (!e.is_array() || e.size() != 3) fail(at + "must be [gpu_a, gpu_b, links] (got " + describe(e) + ")");
+    int x[3];
+    for (int k = 0; k < 3; ++k) {
+      if (!e[k].is_number_integer()) fail(at + "must hold three integers (got " + describe(e) + ")");
+      x[k] = static_cast<int>(std::max<long long>(-1, std::min<long long>(1 << 20, e[k].get<long long>())));
+    }
+    for (int k = 0; k < 2; ++k)
+      if (x[k] < 0 || x[k] >= gpus)
+        fail(at + "GPU " + std::to_string(x[k]) + " out of range (the node has " + std::to_string(gpus) + " GPUs, 0.." +
+             std::to_string(gpus - 1) + ")");
+    if (x[0] == x[1]) fail(at + "a GPU cannot be joined to itself");
+    if (x[2] < 1 || x[2] > links_per_gpu)
+      fail(at + "links must be between 1 and links_per_gpu " + std::to_string(links_per_gpu) + " (got " + std::to_string(x[2]) + ")");
+    NvlinkPeer p{std::min(x[0], x[1]), std::max(x[0], x[1]), x[2]};
+    for (const NvlinkPeer& q : peers)
+      if (q.a == p.a && q.b == p.b) fail(at + "pair " + std::to_string(p.a) + "-" + std::to_string(p.b) + " listed twice");
+    for (int g : {p.a, p.b}) {
+      per_gpu[static_cast<std::size_t>(g)] += p.links;
+      if (per_gpu[static_cast<std::size_t>(g)] > links_per_gpu)
+        fail(at + "GPU " + std::to_string(g) + " would have " + std::to_string(per_gpu[static_cast<std::size_t>(g)]) +
+             " NVLinks, more than links_per_gpu " + std::to_string(links_per_gpu));
+    }
+    peers.push_back(p);
+  }
+  return peers;
+}
 
 }  // namespace
 
@@ -385,6 +432,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   int nvl_links = 0, nvl_gen = 0, domain_size = 1;
   double nvl_Bps = 0, nvl_latency_s = 0, nvls_reduce_Bps = 0, nvls_efficiency = 1.0;
   int nvls_chunk_bytes = kDefaultNvlsChunkBytes, nvls_tree_max_chunk_bytes = 0;
+  std::vector<NvlinkPeer> nvlink_peers;  // without an NVSwitch: the joined GPU pairs
   if (node.has("nvlink")) {
     json out;
     Obj nv(node.at("nvlink"), "/node/nvlink", source, out);
@@ -407,9 +455,23 @@ Topology build_topology(const json& spec, const std::string& source) {
     nvl_latency_s = nv.non_negative("latency_us", kMaxLatencyUs, &lat) * kMicro;
     nvswitch = nv.boolean("nvswitch", true);
     nvls = nv.boolean("nvls", false);
-    if (!nvswitch && gpus != 2)
-      nv.fail("nvswitch", "NVLink without NVSwitch (a direct NVLink bridge) needs exactly 2 GPUs per node (got " +
-                              std::to_string(gpus) + ")");
+    // Without an NVSwitch the GPUs are joined pair by pair (a bridge of 2 GPUs, DGX-1's hybrid
+    // cube-mesh, 4 GPUs fully connected): `peers` lists [gpu_a, gpu_b, links] per joined pair; a
+    // pair of GPUs needs none (the bridge carries every link of both).
+    if (nv.has("peers") && nvswitch) nv.fail("peers", "NVLink peers describe GPUs joined without an NVSwitch: needs nvswitch: false");
+    if (!nvswitch) {
+      if (nv.has("peers")) {
+        nvlink_peers = parse_nvlink_peers(nv.at("peers"), gpus, nvl_links, source, nv.path("peers"));
+      } else if (gpus == 2) {
+        nvlink_peers = {{0, 1, nvl_links}};
+      } else {
+        nv.fail("nvswitch", "NVLink without NVSwitch needs `peers` ([gpu_a, gpu_b, links] per joined pair) unless the node has "
+                            "exactly 2 GPUs (got " + std::to_string(gpus) + ")");
+      }
+      json peers_out = json::array();
+      for (const NvlinkPeer& p : nvlink_peers) peers_out.push_back({p.a, p.b, p.links});
+      nv.out()["peers"] = peers_out;
+    }
     if (nvls && !nvswitch) nv.fail("nvls", "NVLink SHARP (nvls) requires nvswitch: true");
     // Nodes (hosts: GB200 compute trays) per NVLink domain, i.e. consecutive nodes whose GPUs hang
     // off one NVLink switch fabric (docs/topology.md, "NVLink domains"). The bound: NVIDIA's NVLink
@@ -682,6 +744,13 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nvls_chunk_bytes = nvls_chunk_bytes;
   topo.nvls_tree_max_chunk_bytes = nvls_tree_max_chunk_bytes;
   topo.nvlinks_per_gpu = nvl_links;
+  if (!nvlink_peers.empty()) {
+    topo.nvlink_peer_links.assign(static_cast<std::size_t>(gpus) * gpus, 0);
+    for (const NvlinkPeer& p : nvlink_peers) {
+      topo.nvlink_peer_links[static_cast<std::size_t>(p.a) * gpus + p.b] = p.links;
+      topo.nvlink_peer_links[static_cast<std::size_t>(p.b) * gpus + p.a] = p.links;
+    }
+  }
   topo.pcie_p2p = p2p;
   topo.pcie_p2p_level = p2p_level;
   topo.host_launch_s = launch_s;
@@ -754,7 +823,11 @@ Topology build_topology(const json& spec, const std::string& source) {
           L(nvsw, red, LinkKind::Reduction, nvls_reduce_Bps, 0.0, "NVLink SHARP reduction");
         }
       } else {
-        L(gpu_v[0], gpu_v[1], LinkKind::NvLink, nvl_Bps, nvl_latency_s, nvl_label + " bridge");
+        // A pair's links at the per-link rate (nvl_Bps is all of a GPU's links).
+        const std::string gen = nvl_gen > 0 ? "NVLink" + std::to_string(nvl_gen) : std::string("NVLink");
+        for (const NvlinkPeer& p : nvlink_peers)
+          L(gpu_v[p.a], gpu_v[p.b], LinkKind::NvLink, nvl_Bps * p.links / nvl_links, nvl_latency_s,
+            gen + " x" + std::to_string(p.links) + (nvlink_peers.size() == 1 ? " bridge" : ""));
       }
     }
     int next_switch = switches * domain_size;

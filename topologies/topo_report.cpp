@@ -43,7 +43,11 @@ std::string short_kind(VertexKind k) {
 std::string topo_matrix_cell(const Topology& topo, VertexId a, VertexId b) {
   const PathClass c = path_class(topo, a, b);
   if (c == PathClass::Nvl) {
-    // Number of NVLinks between the pair: per-GPU links when through an NVSwitch or a bridge.
+    // Number of NVLinks between the pair: the pair's own without an NVSwitch, else the GPU's.
+    const Vertex& va = topo.vertex(a);
+    const Vertex& vb = topo.vertex(b);
+    if (!topo.nvlink_peer_links.empty() && va.kind == VertexKind::Gpu && vb.kind == VertexKind::Gpu)
+      return "NV" + std::to_string(topo.nvlink_peer_links[static_cast<std::size_t>(va.index) * topo.gpus_per_node() + vb.index]);
     return "NV" + std::to_string(topo.nvlinks_per_gpu);
   }
   return to_string(c);
@@ -70,13 +74,18 @@ std::string format_topology_report(const Topology& topo, int node) {
   os << "\n";
   os << "GPU:         " << topo.gpu_model << " (" << topo.gpu_arch << ")\n";
   if (topo.nvlinks_per_gpu > 0) {
-    const double bw = topo.link(topo.edge_between(topo.gpu(0), [&] {
-                        for (auto [it, end] = boost::out_edges(topo.gpu(0), topo.graph()); it != end; ++it)
-                          if (topo.link(*it).kind == LinkKind::NvLink) return boost::target(*it, topo.graph());
-                        return topo.gpu(0);
-                      }())).bandwidth_Bps;
+    // GPU 0's NVLink links together (one to the NVSwitch, or one per joined peer).
+    double bw = 0;
+    int peers = 0;
+    for (auto [it, end] = boost::out_edges(topo.gpu(0), topo.graph()); it != end; ++it)
+      if (topo.link(*it).kind == LinkKind::NvLink) {
+        bw += topo.link(*it).bandwidth_Bps;
+        ++peers;
+      }
+    const std::string joined = peers > 1 ? ", no NVSwitch: GPU0 joined to " + std::to_string(peers) + " GPUs (node.nvlink.peers)"
+                                         : ", direct bridge";
     os << "NVLink:      " << topo.nvlinks_per_gpu << " links/GPU, " << fixed(bw / kGB, 1)
-       << " GB/s per direction per GPU" << (topo.has_nvswitch ? ", NVSwitch" : ", direct bridge")
+       << " GB/s per direction per GPU" << (topo.has_nvswitch ? ", NVSwitch" : joined)
        << (topo.nvls_capable ? ", NVLS" : "") << "\n";
   } else {
     os << "NVLink:      none (GPU peer traffic over PCIe, P2P mode " << topo.pcie_p2p << ")\n";

@@ -214,6 +214,10 @@ class Topology {
   std::vector<std::vector<int>> gpu_nics;
   std::vector<int> nic_gpu;
   int nvlinks_per_gpu = 0;     // NVLink count per GPU (for "NV18" in topo -m), 0 without NVLink
+  // GPUs joined pair by pair without an NVSwitch (node.nvlink.peers; a 2-GPU bridge too): NVLinks
+  // between local GPUs a and b at [a * gpus_per_node + b], symmetric. Empty with an NVSwitch or
+  // without NVLink (topologies/nvlink_mesh.h reads it).
+  std::vector<int> nvlink_peer_links;
   std::string pcie_p2p = "switch";  // node P2P mode: "switch", "host" or "none"
   // The farthest PCIe path class NCCL's P2P transport takes between two GPUs (NCCL_P2P_LEVEL; its
   // PHB is PathClass::Node here): node.pcie.nccl_p2p_level, by default NCCL's own (src/graph/paths.cc
