@@ -262,29 +262,43 @@ nlohmann::json node_spec_from_nvidia_smi(const NvidiaSmiTopo& topo, const std::s
     }
   int nvlink_gen = 0;
   int links = 0;
-  if (all_nv) {
-    bool nvswitch = true, nvls = false;
-    if (G == 2) {
-      nvswitch = false;
-      links = min_k;
-    } else if (min_k * (G - 1) <= 18 && min_k == max_k && G <= 4) {
-      links = min_k * (G - 1);  // a direct all-to-all mesh (e.g. HGX 4-GPU): modelled as a switch with the total links
-      notes.push_back("every GPU pair has NV" + std::to_string(min_k) + ": a direct NVLink mesh, modelled as an NVSwitch with " +
-                      std::to_string(links) + " links per GPU");
-    } else {
-      links = min_k;
-      if (min_k != max_k) notes.push_back("GPU pairs have NV" + std::to_string(min_k) + " to NV" + std::to_string(max_k) + "; NV" + std::to_string(min_k) + " used");
+  // GPUs joined pair by pair (no NVSwitch): a 2-GPU bridge, a 4-GPU board whose pairs all show the
+  // same NV# (HGX A100 4-GPU: NV4), or only some pairs NVLink (DGX-1's hybrid cube-mesh). An NVSwitch
+  // node shows NV# = the GPU's links on every pair, more than one GPU's links could join pair by pair.
+  const bool joined_pairs = any_nv && (!all_nv || G == 2 || (min_k == max_k && min_k * (G - 1) <= 18 && G <= 4));
+  if (joined_pairs) {
+    nlohmann::json peers = nlohmann::json::array();
+    for (int i = 0; i < G; ++i) {
+      int per_gpu = 0;
+      for (int j = 0; j < G; ++j) {
+        if (i == j) continue;
+        const int k = nv_links(topo.matrix[gpus[i]][gpus[j]]);
+        per_gpu += k;
+        if (k > 0 && i < j) peers.push_back({i, j, k});
+      }
+      links = std::max(links, per_gpu);
     }
+    // Generation from a GPU's links: 6 NVLink2 (V100), 12 NVLink3 (A100); 4 on two bridged GPUs is NVLink3 (A100 PCIe, A40).
+    if (links == 6) nvlink_gen = 2;
+    else if (links == 12 || (G == 2 && links == 4)) nvlink_gen = 3;
+    nvlink = {{"generation", nvlink_gen}, {"links_per_gpu", links}, {"GBps_per_link", 25.0}, {"nvswitch", false}, {"nvls", false}};
+    if (G > 2) nvlink["peers"] = peers;
+    notes.push_back("GPUs joined pair by pair by NVLink (no NVSwitch): node.nvlink.peers lists the NV# pairs, " +
+                    std::to_string(links) + " links on the GPU with the most" +
+                    (all_nv ? std::string() : "; the other pairs use PCIe (or NVLink through a GPU joined to both)"));
+    guesses.push_back("NVLink " + std::string(nvlink_gen ? "generation " + std::to_string(nvlink_gen) + ", " : "") + "25 GB/s per link");
+  } else if (all_nv) {
+    links = min_k;
+    if (min_k != max_k) notes.push_back("GPU pairs have NV" + std::to_string(min_k) + " to NV" + std::to_string(max_k) + "; NV" + std::to_string(min_k) + " used");
     // Guess of the generation from the link count (18: NVLink4, H100/H200 - B200 also shows NV18 with NVLink5;
     // 12: NVLink3, A100; 6: NVLink2, V100 with NVSwitch).
-    if (nvswitch && links == 18) nvlink_gen = 4, nvls = true;
-    else if (nvswitch && links == 12) nvlink_gen = 3;
-    else if (nvswitch && links == 6) nvlink_gen = 2;
-    nvlink = {{"generation", nvlink_gen}, {"links_per_gpu", links}, {"GBps_per_link", 25.0}, {"nvswitch", nvswitch}, {"nvls", nvls}};
+    bool nvls = false;
+    if (links == 18) nvlink_gen = 4, nvls = true;
+    else if (links == 12) nvlink_gen = 3;
+    else if (links == 6) nvlink_gen = 2;
+    nvlink = {{"generation", nvlink_gen}, {"links_per_gpu", links}, {"GBps_per_link", 25.0}, {"nvswitch", true}, {"nvls", nvls}};
     guesses.push_back("NVLink " + std::string(nvlink_gen ? "generation " + std::to_string(nvlink_gen) + ", " : "") +
                       "25 GB/s per link" + (nvls ? ", NVLS" : ""));
-  } else if (any_nv) {
-    notes.push_back("only some GPU pairs are NVLink-connected (bridges or a hybrid mesh): not modelled, those pairs use PCIe");
   }
 
   // --- sockets: devices on the same NUMA node or joined by a non-SYS PCIe path share a socket ---

@@ -74,7 +74,13 @@ cases=(
   "rtx2080ti-x2-pcie-noP2P-alltoall.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
   "rtx4090-x8-epyc-shm-allreduce-g8.txt|--topology pcie-gen4-8gpu --set node.nic.count=0 --set node.pcie.p2p=none --set node.pcie.switches_per_socket=0 --set node.cpu.vendor=amd"
   "rtx5090-x8-epyc-p2p-allreduce-g8-nccl2.29.7.txt|--topology pcie-gen4-8gpu --set node.nic.count=0 --set node.pcie.generation=5 --set node.pcie.switches_per_socket=0 --set node.cpu.vendor=amd --set node.gpu.arch=sm120 --env NCCL_P2P_LEVEL=SYS"
+  "v100x8-hybrid-cube-mesh-allreduce-g8.txt|--topology dgx1-v100 --set node.nvlink.peers=[[0,1,1],[0,2,1],[0,3,2],[0,6,2],[1,2,2],[1,3,1],[1,7,2],[2,3,2],[2,4,1],[3,5,1],[4,5,2],[4,6,1],[4,7,2],[5,6,2],[5,7,1],[6,7,1]]"
+  "oci-bm-gpu3.8-v100x8-allreduce-1g-g8.txt|--topology dgx1-v100"
+  "abci-v100x4-nvlink-allreduce-nccl2.8.4.txt|--topology dgx1-v100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.peers=[[0,1,2],[0,2,2],[0,3,2],[1,2,2],[1,3,2],[2,3,2]]"
+  "a100x4-sxm4-nvlink-mesh-allreduce-g4.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.nvswitch=false --set node.nvlink.peers=[[0,1,4],[0,2,4],[0,3,4],[1,2,4],[1,3,4],[2,3,4]]"
 )
+# The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
+set -f
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
 echo "|---|---|---|---|---|---|"

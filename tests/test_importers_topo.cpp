@@ -138,6 +138,26 @@ TEST(NvidiaSmiTopo, Rtx4090PcieOnlyWithoutLegend) {
   EXPECT_EQ(topo.nvlinks_per_gpu, 0);
 }
 
+// 8 V100 in the hybrid cube-mesh (NV1/NV2 to 4 peers each, SYS to the others): the NV# pairs become
+// node.nvlink.peers, 6 links per GPU, NVLink2; before, the mesh was dropped and every pair used PCIe.
+TEST(NvidiaSmiTopo, HybridCubeMeshBecomesPeers) {
+  auto t = parse_nvidia_smi_topo_file(sample("nvsmi_topo_v100_hybrid_cube_mesh.txt"));
+  EXPECT_EQ(t.num_gpus(), 8);
+  EXPECT_EQ(t.cell("GPU0", "GPU6"), "NV2");
+  auto spec = node_spec_from_nvidia_smi(t, "nvsmi_topo_v100_hybrid_cube_mesh.txt");
+  const auto& nv = spec["node"]["nvlink"];
+  EXPECT_EQ(nv["nvswitch"], false);
+  EXPECT_EQ(nv["links_per_gpu"], 6);
+  EXPECT_EQ(nv["generation"], 2);
+  const nlohmann::json expected = nlohmann::json::parse(
+      "[[0,1,1],[0,2,1],[0,3,2],[0,6,2],[1,2,2],[1,3,1],[1,7,2],[2,3,2],[2,4,1],[3,5,1],[4,5,2],[4,6,1],[4,7,2],"
+      "[5,6,2],[5,7,1],[6,7,1]]");
+  EXPECT_EQ(nv["peers"], expected);
+  const Topology topo = build_topology(spec, "nvsmi_topo_v100_hybrid_cube_mesh.txt");
+  EXPECT_EQ(topo.nvlink_peer_links[0 * 8 + 6], 2);
+  EXPECT_EQ(topo.nvlink_peer_links[0 * 8 + 5], 0);
+}
+
 TEST(NvidiaSmiTopo, SpacesInsteadOfTabsAndTwoGpuBridge) {
   auto t = smi(
       "        GPU0    GPU1    CPU Affinity    NUMA Affinity\n"
