@@ -138,12 +138,26 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   const VertexId g0 = topo.gpu(0);
   const double gpuPci = nccl_pci_bw_from_link(first_link_bw(topo, g0, LinkKind::Pcie));
   const double nvl = p2p_nvlinks > 0 ? p2p_nvlinks * nccl_nvlink_bw_per_link(cc) : 0.0;
+  // GPUs joined pair by pair (node.nvlink.peers): a channel at speed s takes s on every link its
+  // ring steps over, so the channels are the rings the pairs hold at that speed (NCCL's search over
+  // the same links), not the GPU's links over s. Pairs that hold no ring (bridged pairs) leave the
+  // ring PCIe hops, which bound it as on a PCIe-only node.
+  const double per_link = nccl_nvlink_bw_per_link(cc);
+  auto mesh_channels = [&](double s_) {
+    return static_cast<int>(nvlink_mesh_rings(topo, per_link / s_, nccl230::kMaxChannels / 2).size());
+  };
+  const bool joined_pairs = ppn > 2 && p2p_nvlinks > 0 && nvlink_mesh(topo);
+  const bool mesh = joined_pairs && mesh_channels(per_link) > 0;
+  const bool pcie_bound = nvl <= 0 || (joined_pairs && !mesh);
+  if (mesh) s.notes.push_back("NVLink without NVSwitch: rings step between joined GPUs only (node.nvlink.peers)");
+  if (joined_pairs && !mesh)
+    s.notes.push_back("NVLink without NVSwitch: the joined pairs hold no ring, so rings cross PCIe between them (node.nvlink.peers)");
   double B = nvl;  // what one GPU can push into the node per direction, for channels
   NcclPath typeIntra = NcclPath::Nvl;
   if (ppn == 1) {
     typeIntra = NcclPath::Loc;
     B = 0;
-  } else if (nvl <= 0) {
+  } else if (pcie_bound) {
     // PCIe-only node: the worst GPU pair sets the ring's path type; uplinks and the inter-socket
     // link bound the per-channel speed (approximation of the search).
     PathClass worst = PathClass::Pix;
@@ -173,7 +187,8 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     if (intel_phb) B /= kNcclIntelP2pOverhead;  // on the PCIe links only, not on the socket link
     if (worst == PathClass::Sys && socket > 0) B = std::min(B, socket);
     typeIntra = from_path_class(worst);
-    s.notes.push_back(fmt("PCIe-only node: per-GPU channel bandwidth %.1f GB/s (GPU PCIe %.1f), intra path ", B, gpuPci) +
+    s.notes.push_back(std::string(nvl <= 0 ? "PCIe-only node" : "rings' PCIe hops") +
+                      fmt(": per-GPU channel bandwidth %.1f GB/s (GPU PCIe %.1f), intra path ", B, gpuPci) +
                       to_string(typeIntra) + " (approximation of NCCL's search)");
     if (worst == PathClass::Sys && socket > 0)
       s.notes.push_back(fmt("inter-socket: %.0f GB/s, NCCL 2.30's figure for CPU ", socket) + topo.cpu_vendor +
@@ -203,15 +218,6 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     if (!topo.network.gpudirect_rdma) s.notes.push_back("no GPUDirect RDMA: NCCL stages through host memory (not reflected in graph bandwidths)");
   }
 
-  // GPUs joined pair by pair (node.nvlink.peers): a channel at speed s takes s on every link its
-  // ring steps over, so the channels are the rings the pairs hold at that speed (NCCL's search over
-  // the same links), not the GPU's links over s.
-  const bool mesh = ppn > 2 && p2p_nvlinks > 0 && nvlink_mesh(topo);
-  const double per_link = nccl_nvlink_bw_per_link(cc);
-  auto mesh_channels = [&](double s_) {
-    return static_cast<int>(nvlink_mesh_rings(topo, per_link / s_, nccl230::kMaxChannels / 2).size());
-  };
-  if (mesh) s.notes.push_back("NVLink without NVSwitch: rings step between joined GPUs only (node.nvlink.peers)");
   // Channels one GPU's intra-node links carry at speed s on a multi-node graph (ring and tree alike).
   auto intra_channels = [&](double s_) {
     if (mesh) return mesh_channels(s_);

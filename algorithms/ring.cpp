@@ -72,6 +72,14 @@ RingPlan plan_rings(const Topology& topo, int channels) {
       plan.families.push_back(f);
     }
     if (!plan.families.empty()) return plan;
+    // Pairs that hold no ring (bridged pairs): one ring over the joined pairs where it can, PCIe between.
+    RingFamily f;
+    f.order = nvlink_mixed_ring(topo);
+    f.channels = std::max(1, channels);
+    if (!f.order.empty()) {
+      plan.families.push_back(f);
+      return plan;
+    }
   }
   if (nodes == 1) {
     RingFamily f;

@@ -134,6 +134,26 @@ TEST(NvlinkMesh, MultiNodeRingsAndChainsStepBetweenJoinedGpus) {
     for (int i = 0; i + 1 < 8; ++i) EXPECT_GT(nvlink_links(topo, f.chain[static_cast<std::size_t>(i)], f.chain[static_cast<std::size_t>(i + 1)]), 0);
 }
 
+// Bridged pairs (RTX 3090 / A40 / H100 NVL cards: 2 GPUs per bridge) hold no ring over NVLink: the
+// ring takes the bridges where it can (0-2, 1-3) and crosses PCIe between them; without PCIe P2P
+// (GeForce) the unbridged pairs go through host memory (SHM), and NCCL's search is PCIe-bound, not
+// the 0.1 GB/s of "no path".
+TEST(NvlinkMesh, BridgedPairsRingCrossesPcieBetweenBridges) {
+  const Topology topo = testing::preset(
+      "pcie-gen4-8gpu", 1,
+      {"node.gpu.count=4", "node.nic.count=0", "node.pcie.p2p=none",
+       R"(node.nvlink={"generation":3,"links_per_gpu":4,"GBps_per_link":14.0625,"nvswitch":false,"peers":[[0,2,4],[1,3,4]]})"});
+  EXPECT_TRUE(nvlink_mesh_rings(topo, 1.0, 32).empty());
+  const RingPlan plan = plan_rings(topo, 2);
+  ASSERT_EQ(plan.families.size(), 1u);
+  EXPECT_EQ(plan.families[0].order, (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_FALSE(nccl_shm_pair(topo, 0, 2));
+  EXPECT_TRUE(nccl_shm_pair(topo, 2, 1));
+  const NcclTopoSummary s = summarize_for_nccl(topo);
+  EXPECT_GE(s.ring.bwIntra, 1.0);
+  EXPECT_NE(s.ring.typeIntra, NcclPath::Nvl);
+}
+
 TEST(NvlinkMesh, BadPeersAreOneClearError) {
   auto err = [](const std::vector<std::string>& sets) {
     return testing::input_error_of([&] { testing::preset("dgx1-v100", 1, sets); });

@@ -175,6 +175,32 @@ std::vector<std::vector<int>> nvlink_mesh_rings(const Topology& topo, double cha
   return rings;
 }
 
+int nvlink_relay_gpu(const Topology& topo, int a, int b) {
+  if (!nvlink_mesh(topo) || nvlink_links(topo, a, b) > 0) return -1;
+  int via = -1, best = 0;
+  for (int c = 0; c < topo.gpus_per_node(); ++c) {
+    const int both = std::min(nvlink_links(topo, a, c), nvlink_links(topo, c, b));
+    if (both > best) {
+      best = both;
+      via = c;
+    }
+  }
+  return via;
+}
+
+std::vector<int> nvlink_mixed_ring(const Topology& topo) {
+  const int g = topo.gpus_per_node();
+  if (!nvlink_mesh(topo)) return {};
+  // Every pair allowed, joined pairs first (by their links).
+  std::vector<int> rank(topo.nvlink_peer_links.size());
+  for (std::size_t i = 0; i < rank.size(); ++i) rank[i] = topo.nvlink_peer_links[i] + 1;
+  for (int a = 0; a < g; ++a) rank[static_cast<std::size_t>(a) * g + a] = 0;
+  MeshSearch search(g, rank);
+  std::vector<int> order;
+  if (!search.find(0, -1, order)) return {};
+  return order;
+}
+
 std::vector<int> nvlink_mesh_path(const Topology& topo, int first, int last) {
   const int g = topo.gpus_per_node();
   std::vector<int> order;

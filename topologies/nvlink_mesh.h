@@ -16,6 +16,10 @@ bool nvlink_mesh(const Topology& topo);
 // NVLinks between local GPUs a and b of a mesh node; 0 when not joined (or not a mesh).
 int nvlink_links(const Topology& topo, int a, int b);
 
+// The GPU an unjoined pair's P2P traffic goes through over NVLink: one joined to both, the most links
+// to both, then the lowest index (NCCL's PATH_NVB). -1 when a and b are joined or none is.
+int nvlink_relay_gpu(const Topology& topo, int a, int b);
+
 // Directed rings (local GPU orders, each starting at GPU 0) over the joined pairs, found one after
 // the other, each taking one channel on every link it steps over; a pair of `links` NVLinks carries
 // floor(links x channels_per_link) channels per direction. At most max_rings. Empty when the pairs
@@ -25,5 +29,9 @@ std::vector<std::vector<int>> nvlink_mesh_rings(const Topology& topo, double cha
 // A chain through every local GPU over joined pairs, from `first`, ending at `last` (or anywhere
 // with last = -1); the pairs with more NVLinks first. Empty when there is none.
 std::vector<int> nvlink_mesh_path(const Topology& topo, int first, int last);
+
+// A ring through every local GPU that takes joined pairs where it can: for boards whose pairs hold no
+// ring (bridged pairs: A40, RTX 3090, H100 NVL), where the other hops cross PCIe.
+std::vector<int> nvlink_mixed_ring(const Topology& topo);
 
 }  // namespace ccsim

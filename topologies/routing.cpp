@@ -117,7 +117,12 @@ Route gpu_to_nic(const Topology& topo, VertexId gpu, VertexId nic) {
 // PCIe P2P ("switch" or "host"), or no P2P at all ("none": the SHM transport). A PCIe pair farther
 // than NCCL's P2P level (node.pcie.nccl_p2p_level: PXB by default on Intel and ARM hosts) uses SHM.
 std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
-  if (topo.nccl_p2p && has_nvlink(topo, a) && has_nvlink(topo, b)) return "switch";
+  // GPUs joined pair by pair: NVLink P2P between joined GPUs and through a GPU joined to both; the
+  // other pairs (bridged pairs of different bridges) follow the PCIe rules below.
+  if (topo.nccl_p2p && has_nvlink(topo, a) && has_nvlink(topo, b)) {
+    const int la = topo.vertex(a).index, lb = topo.vertex(b).index;
+    if (!nvlink_mesh(topo) || nvlink_links(topo, la, lb) > 0 || nvlink_relay_gpu(topo, la, lb) >= 0) return "switch";
+  }
   if (!topo.nccl_p2p || topo.pcie_p2p == "none") return "none";
   return path_class(topo, a, b) > topo.pcie_p2p_level ? "none" : topo.pcie_p2p;
 }
@@ -131,26 +136,15 @@ std::string intra_node_mode(const Topology& topo, VertexId a, VertexId b) {
 Route intra_node(const Topology& topo, VertexId a, VertexId b) {
   const std::string mode = intra_node_mode(topo, a, b);
   if (mode == "switch" && nvlink_mesh(topo)) {
-    // GPUs joined pair by pair: a pair without NVLink of its own goes over NVLink through a GPU
-    // joined to both (NCCL's PATH_NVB, "P2P/indirect" through the intermediate GPU, src/graph/paths.cc;
-    // NCCL_NVB_DISABLE=0 by default), the one with the most links to both, else over PCIe.
-    const int la = topo.vertex(a).index, lb = topo.vertex(b).index;
-    if (nvlink_links(topo, la, lb) > 0) return route_between(topo, a, b);
-    int via = -1, best = 0;
-    for (int c = 0; c < topo.gpus_per_node(); ++c) {
-      const int both = std::min(nvlink_links(topo, la, c), nvlink_links(topo, c, lb));
-      if (both > best) {
-        best = both;
-        via = c;
-      }
-    }
-    if (via >= 0) {
-      const VertexId vc = topo.gpu(topo.vertex(a).node * topo.gpus_per_node() + via);
-      Route r = route_between(topo, a, vc);
-      append(r, route_between(topo, vc, b));
-      return r;
-    }
-    return route_between(topo, a, b);
+    // GPUs joined pair by pair: a joined pair over its own link; an unjoined one over NVLink through a
+    // GPU joined to both (NCCL's PATH_NVB, "P2P/indirect" through the intermediate GPU, src/graph/paths.cc;
+    // NCCL_NVB_DISABLE=0 by default), the one with the most links to both.
+    const int via = nvlink_relay_gpu(topo, topo.vertex(a).index, topo.vertex(b).index);
+    if (via < 0) return route_between(topo, a, b);
+    const VertexId vc = topo.gpu(topo.vertex(a).node * topo.gpus_per_node() + via);
+    Route r = route_between(topo, a, vc);
+    append(r, route_between(topo, vc, b));
+    return r;
   }
   if (mode == "switch") return route_between(topo, a, b);
   VertexId cpu_a, cpu_b;
