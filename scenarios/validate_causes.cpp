@@ -157,9 +157,10 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
             "host memory twice) at " + gbps(topo.shm_channel_Bps / 1e9) + " per channel (node.pcie.shm_channel_GBps)";
     } else if (shm) {
       ev += "; the topology already routes NCCL's SHM transport (through pinned host memory, both PCIe links and "
-            "host memory twice), but at the links' DMA rates: the rate one channel's thread block reaches with its "
-            "loads from (and stores to) pinned host memory over PCIe is lower and not given "
-            "(node.pcie.shm_channel_GBps)";
+            "host memory twice), but at the links' DMA rates (times " + strprintf("%.2g", topo.shm_two_way_efficiency) +
+            " where a GPU both sends and receives through it, node.pcie.shm_two_way_efficiency): the rate one "
+            "channel's thread block reaches with its loads from (and stores to) pinned host memory over PCIe is lower "
+            "on this host and not given (node.pcie.shm_channel_GBps)";
       // A ring connection carries busbw (each rank sends busbw x time bytes to its successor), over the
       // prediction's channels.
       const int channels = run.prediction.facts.channels;
