@@ -154,6 +154,28 @@ TEST(NvlinkMesh, BridgedPairsRingCrossesPcieBetweenBridges) {
   EXPECT_NE(s.ring.typeIntra, NcclPath::Nvl);
 }
 
+// Two cliques of 8 joined by one pair hold no ring over NVLink, and the search for one would walk
+// 7! x 7! paths: it stops after a bounded number of steps (deterministically) and the ring crosses
+// PCIe once between the cliques.
+TEST(NvlinkMesh, RinglessSixteenGpuMeshFallsBackToAMixedRing) {
+  std::string peers = "node.nvlink.peers=[";
+  for (int base : {0, 8})
+    for (int a = 0; a < 8; ++a)
+      for (int b = a + 1; b < 8; ++b) peers += "[" + std::to_string(base + a) + "," + std::to_string(base + b) + ",1],";
+  peers += "[7,8,1]]";
+  const Topology topo = testing::preset("hgx-a100", 1,
+                                        {"node.gpu.count=16", "node.nic.count=0", "node.nvlink.nvswitch=false",
+                                         "node.nvlink.links_per_gpu=8", peers});
+  EXPECT_TRUE(nvlink_mesh_rings(topo, 1.0, 32).empty());
+  const RingPlan plan = plan_rings(topo, 2);
+  ASSERT_EQ(plan.families.size(), 1u);
+  const std::vector<int>& order = plan.families[0].order;
+  ASSERT_EQ(order.size(), 16u);
+  int unjoined = 0;
+  for (int i = 0; i < 16; ++i) unjoined += nvlink_links(topo, order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % 16)]) == 0;
+  EXPECT_EQ(unjoined, 1);  // 0..7 over NVLink, 7 -> 8 the joined pair, 8..15 over NVLink, 15 -> 0 over PCIe
+}
+
 TEST(NvlinkMesh, BadPeersAreOneClearError) {
   auto err = [](const std::vector<std::string>& sets) {
     return testing::input_error_of([&] { testing::preset("dgx1-v100", 1, sets); });

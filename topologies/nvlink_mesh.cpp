@@ -16,6 +16,11 @@ int nvlink_links(const Topology& topo, int a, int b) {
 
 namespace {
 
+// The depth-first searches below stop after this many steps: a 16-GPU mesh without a Hamiltonian
+// path explores up to 15! partial paths. Counted steps keep the answer deterministic; a search cut
+// short answers "none", and the callers fall back (a mixed NVLink/PCIe ring, the GPU index order).
+constexpr long kSearchSteps = 1000000;
+
 // Depth-first search for a Hamiltonian path over the joined pairs (links[a * g + b]). Next GPU: the
 // most links, then the lowest index (NCCL's search sorts its candidate next GPUs by the bandwidth
 // left on the link; deterministic ties).
@@ -25,6 +30,7 @@ class MeshSearch {
 
   bool find(int first, int last, std::vector<int>& order) {
     order.assign(1, first);
+    steps_ = 0;
     std::fill(used_.begin(), used_.end(), false);
     used_[static_cast<std::size_t>(first)] = true;
     return extend(last, order);
@@ -34,6 +40,7 @@ class MeshSearch {
   int arc(int a, int b) const { return cap_[static_cast<std::size_t>(a) * g_ + b]; }
 
   bool extend(int last, std::vector<int>& order) {
+    if (++steps_ > kSearchSteps) return false;
     const int at = order.back();
     if (static_cast<int>(order.size()) == g_) return last < 0 || at == last;
     std::vector<int> next;
@@ -54,6 +61,7 @@ class MeshSearch {
   int g_;
   const std::vector<int>& cap_;
   std::vector<bool> used_;
+  long steps_ = 0;
 };
 
 }  // namespace
@@ -68,8 +76,9 @@ std::vector<std::vector<int>> hamiltonian_cycles(int g, const std::vector<int>& 
   std::vector<bool> used(static_cast<std::size_t>(g), false);
   used[0] = true;
   auto arc = [&](int a, int b) { return joined[static_cast<std::size_t>(a) * g + b] > 0; };
+  long steps = 0;
   std::function<void()> extend = [&] {
-    if (cycles.size() >= limit) return;
+    if (cycles.size() >= limit || ++steps > kSearchSteps) return;
     const int at = order.back();
     if (static_cast<int>(order.size()) == g) {
       if (arc(at, 0) && order[1] < order.back()) cycles.push_back(order);
