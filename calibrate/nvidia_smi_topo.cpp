@@ -264,7 +264,7 @@ nlohmann::json node_spec_from_nvidia_smi(const NvidiaSmiTopo& topo, const std::s
   int links = 0;
   // GPUs joined pair by pair (no NVSwitch): a 2-GPU bridge, a 4-GPU board whose pairs all show the
   // same NV# (HGX A100 4-GPU: NV4), or only some pairs NVLink (DGX-1's hybrid cube-mesh). An NVSwitch
-  // node shows NV# = the GPU's links on every pair, more than one GPU's links could join pair by pair.
+  // node shows every pair NV# = all of the GPU's links, more than pairs of one GPU's links add up to.
   const bool joined_pairs = any_nv && (!all_nv || G == 2 || (min_k == max_k && min_k * (G - 1) <= 18 && G <= 4));
   if (joined_pairs) {
     nlohmann::json peers = nlohmann::json::array();

@@ -64,10 +64,6 @@ class MeshSearch {
   long steps_ = 0;
 };
 
-}  // namespace
-
-namespace {
-
 // Every Hamiltonian cycle of the joined pairs, once per direction pair (from GPU 0, its second GPU
 // below its last), at most `limit` of them.
 std::vector<std::vector<int>> hamiltonian_cycles(int g, const std::vector<int>& joined, std::size_t limit) {
