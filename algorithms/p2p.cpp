@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/flat_hash.h"
 #include "topologies/nccl_hardware_figures.h"
+#include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -26,6 +27,16 @@ int pow2_up(int x) {
 
 bool has_nvlink(const Topology& topo) { return topo.nccl_p2p && (topo.has_nvswitch || topo.nvlinks_per_gpu > 0); }
 
+// ncclTopoPathAllNVLink: every GPU pair of the node on an NVLink path of its own (an NVSwitch; GPUs
+// joined pair by pair only when every pair is joined: NVB and PCIe pairs are farther than NVL).
+bool all_pairs_nvlink(const Topology& topo) {
+  if (!nvlink_mesh(topo)) return true;
+  for (int a = 0; a < topo.gpus_per_node(); ++a)
+    for (int b = 0; b < topo.gpus_per_node(); ++b)
+      if (a != b && nvlink_links(topo, a, b) == 0) return false;
+  return true;
+}
+
 }  // namespace
 
 P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_overhead_us) {
@@ -37,9 +48,16 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
   // ncclTopoComputeP2pChannels: p2pnChannels from comm->nChannels (MIN/MAX_P2P_NCHANNELS 1/64).
   const int base = std::clamp(coll_channels, 1, 64);
   int min_channels = base;
-  // ncclTopoGetNchannels for every peer class present.
-  if (topo.gpus_per_node() > 1)
+  // ncclTopoGetNchannels for every peer class present: 2 x the NVLinks of an NVLink path, else 2. On
+  // GPUs joined pair by pair a peer's path is its pair's links, or NVB / PCIe (2) when not joined.
+  const int gpn = topo.gpus_per_node();
+  if (gpn > 1 && has_nvlink(topo) && nvlink_mesh(topo)) {
+    for (int a = 0; a < gpn; ++a)
+      for (int b = 0; b < gpn; ++b)
+        if (a != b) min_channels = std::min(min_channels, 2 * std::max(1, nvlink_links(topo, a, b)));
+  } else if (gpn > 1) {
     min_channels = std::min(min_channels, has_nvlink(topo) ? 2 * std::max(1, topo.nvlinks_per_gpu) : 2);
+  }
   if (c.multi_node) {
     int net = topo.nccl_channels.channels_per_net_peer;  // NCCL_NCHANNELS_PER_NET_PEER, taken as it is
     if (net == 0) {
@@ -59,7 +77,7 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
     const bool doubled = arm && compcap_from_arch(topo.gpu_arch) >= 100;
     c.chunk_bytes = topo.p2p_chunks.net * (doubled ? 2 : 1);
     if (doubled) c.chunk_param = "NCCL_P2P_NET_CHUNKSIZE x 2 (Arm host, sm100+)";
-  } else if (has_nvlink(topo)) {
+  } else if (has_nvlink(topo) && all_pairs_nvlink(topo)) {
     c.chunk_bytes = topo.p2p_chunks.nvl;
     c.chunk_param = "NCCL_P2P_NVL_CHUNKSIZE";
   } else {

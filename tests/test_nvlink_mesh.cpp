@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/nccl_channels.h"
+#include "algorithms/p2p.h"
 #include "algorithms/ring.h"
 #include "algorithms/tree.h"
 #include "input_error_of.h"
@@ -174,6 +175,20 @@ TEST(NvlinkMesh, RinglessSixteenGpuMeshFallsBackToAMixedRing) {
   int unjoined = 0;
   for (int i = 0; i < 16; ++i) unjoined += nvlink_links(topo, order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>((i + 1) % 16)]) == 0;
   EXPECT_EQ(unjoined, 1);  // 0..7 over NVLink, 7 -> 8 the joined pair, 8..15 over NVLink, 15 -> 0 over PCIe
+}
+
+// NCCL's P2P decisions on joined pairs (ncclTopoGetNchannels, ncclTopoPathAllNVLink): channels per
+// peer = 2 x the pair's NVLinks at the fewest (2 for DGX-1's NV1 and unjoined pairs, 4 when every pair
+// of 4 GPUs has 2 links); the NVLink chunk only when every pair is joined (DGX-1: the PCI chunk).
+TEST(NvlinkMesh, P2pChannelsAndChunkFollowThePairs) {
+  const Topology dgx1 = testing::preset("dgx1-v100", 1);
+  const P2pConfig c = nccl_p2p_config(dgx1, summarize_for_nccl(dgx1).coll_channels, 1.0);
+  EXPECT_EQ(c.channels_per_peer, 2);
+  EXPECT_EQ(c.chunk_bytes, 131072);
+  const Topology four = testing::preset("dgx1-v100", 1, {"node.gpu.count=4", "node.nic.count=0", kFourFullyJoined});
+  const P2pConfig f = nccl_p2p_config(four, summarize_for_nccl(four).coll_channels, 1.0);
+  EXPECT_EQ(f.channels_per_peer, 4);
+  EXPECT_EQ(f.chunk_bytes, 524288);
 }
 
 TEST(NvlinkMesh, BadPeersAreOneClearError) {
