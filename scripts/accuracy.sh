@@ -77,6 +77,9 @@ cases=(
   "v100x8-hybrid-cube-mesh-allreduce-g8.txt|--topology dgx1-v100 --set node.nvlink.peers=[[0,1,1],[0,2,1],[0,3,2],[0,6,2],[1,2,2],[1,3,1],[1,7,2],[2,3,2],[2,4,1],[3,5,1],[4,5,2],[4,6,1],[4,7,2],[5,6,2],[5,7,1],[6,7,1]]"
   "oci-bm-gpu3.8-v100x8-allreduce-1g-g8.txt|--topology dgx1-v100"
   "abci-v100x4-nvlink-allreduce-nccl2.8.4.txt|--topology dgx1-v100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.peers=[[0,1,2],[0,2,2],[0,3,2],[1,2,2],[1,3,2],[2,3,2]]"
+  "dgx2-v100x12-allreduce-g12.txt|--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0"
+  "dgx2-v100x12-broadcast-g12.txt|--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0"
+  "dgx2-v100x12-reduce-g12.txt|--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0"
   "a100x4-sxm4-nvlink-mesh-allreduce-g4.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.nvswitch=false --set node.nvlink.peers=[[0,1,4],[0,2,4],[0,3,4],[1,2,4],[1,3,4],[2,3,4]]"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
