@@ -105,7 +105,11 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
                                (log.hosts > 0 ? " on " + std::to_string(log.hosts) + " host(s)" : std::string()) +
                                " but the hardware is " + std::to_string(nodes) + " node(s) x " +
                                std::to_string(gpus_per_node) + " GPUs; describe the GPUs the run used (--set "
-                               "node.gpu.count=N, --nodes N)");
+                               "node.gpu.count=N, --nodes N" +
+                               (log.hosts == 1 ? std::string("; on one host the NICs carry nothing: --set node.nic.count=0 "
+                                                             "if the node's NIC count does not fit N GPUs")
+                                               : std::string()) +
+                               ")");
   set_node_count(spec, nodes);
   const Topology topo = build_topology(spec, topology_source);
 
