@@ -13,6 +13,7 @@
 #include "common/text.h"
 #include "report/html.h"
 #include "report/render.h"
+#include "scenarios/log_gpu_preset.h"
 #include "scenarios/validate.h"
 #include "scenarios/validate_debug.h"
 #include "topologies/spec.h"
@@ -105,7 +106,18 @@ int run_validate(const std::vector<std::string>& argv) {
   // The hardware: everything a log cannot say.
   std::string source;
   std::vector<NcclEnvNote> env_notes;
-  nlohmann::json spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
+  // Without --topology: the preset the logs' device lists name (8 x Tesla V100-SXM2 -> dgx1-v100),
+  // fitted to the run's GPUs before the user's --set; else dgx-h100.
+  const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(args.positional());
+  nlohmann::json spec;
+  if (guessed.preset.empty()) {
+    spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
+  } else {
+    source = guessed.preset;
+    spec = load_topology_spec(source);
+    for (const std::string& s : guessed.sets) apply_override(spec, s, "the log's devices (" + s + ")");
+    env_notes = apply_topology_args(args, spec, source);
+  }
   const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
   if (calibration) {
     opts.calibration = ring_calibration(&calibration->calibration);
@@ -116,7 +128,15 @@ int run_validate(const std::vector<std::string>& argv) {
 
   ValidationReport report = validate_logs(args.positional(), spec, source, opts, debug);
   for (const auto& n : env_notes) report.nccl_env.push_back(n.text());
-  report.hardware = hardware_text(args, source) + (args.has("topology") ? "" : " (default; pass --topology for the run's hardware)");
+  std::string hardware = hardware_text(args, source);
+  if (!args.has("topology") && guessed.preset.empty()) hardware += " (default; pass --topology for the run's hardware)";
+  if (!guessed.preset.empty()) {
+    std::string fitted;
+    for (const std::string& s : guessed.sets) fitted += " --set " + s;
+    hardware.insert(std::string("--topology ").size() + source.size(), fitted);
+    hardware += " (" + guessed.why + "; pass --topology for the run's hardware)";
+  }
+  report.hardware = hardware;
 
   const std::string text = format == "json"   ? render_validation_json(report)
                            : format == "csv"  ? render_validation_csv(report)

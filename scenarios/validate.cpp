@@ -6,6 +6,7 @@
 
 #include "algorithms/collectives.h"
 #include "common/error.h"
+#include "scenarios/log_gpu_preset.h"
 #include "scenarios/validate_causes.h"
 #include "topologies/spec.h"
 
@@ -112,6 +113,13 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
                                ")");
   set_node_count(spec, nodes);
   const Topology topo = build_topology(spec, topology_source);
+  // The log names its GPUs: a topology of another architecture predicts other hardware.
+  const std::string gpu_name = log_gpu_name(run);
+  const std::string log_arch = gpu_arch_from_name(gpu_name);
+  if (!log_arch.empty() && !topo.gpu_arch.empty() && log_arch != topo.gpu_arch)
+    log.notes.push_back("the log's GPUs are " + gpu_name + " (" + log_arch + ") but the topology describes " + topo.gpu_model +
+                        " (" + topo.gpu_arch + "): the prediction is for other GPUs (a preset of the log's GPUs, or --set "
+                        "node.gpu.arch=" + log_arch + " and their links)");
 
   // The sizes to predict: the log's size column (nccl-tests already rounded it to whole elements);
   // size 0 rows (nccl-tests prints them for counts below one element per rank) time nothing.

@@ -1,0 +1,122 @@
+#include "scenarios/log_gpu_preset.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "common/error.h"
+#include "scenarios/validate_log.h"
+
+namespace ccsim {
+
+namespace {
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+std::string log_gpu_name(const NcclTestsRun& run) {
+  std::string name;
+  for (const std::string& line : run.devices) {
+    DeviceLine d;
+    if (!parse_device_line(line, &d) || d.gpu_name.empty()) return "";
+    if (!name.empty() && d.gpu_name != name) return "";
+    name = d.gpu_name;
+  }
+  return name;
+}
+
+int log_gpus_per_host(const NcclTestsRun& run) {
+  std::map<std::string, int> per_host;
+  for (const std::string& line : run.devices) {
+    DeviceLine d;
+    if (!parse_device_line(line, &d)) return 0;
+    ++per_host[d.host];
+  }
+  if (per_host.empty()) return 0;
+  const int n = per_host.begin()->second;
+  for (const auto& [host, count] : per_host)
+    if (count != n) return 0;
+  return n;
+}
+
+std::string gpu_arch_from_name(const std::string& gpu_name) {
+  const std::string n = upper(gpu_name);
+  // Order matters: "GB200" before "B200", "H100" names before the RTX rules.
+  if (has(n, "V100")) return "sm70";
+  if (has(n, "T4") && !has(n, "RTX")) return "sm75";
+  if (has(n, "RTX 20") || has(n, "TITAN RTX") || has(n, "QUADRO RTX")) return "sm75";
+  if (has(n, "A100") || has(n, "A800") || has(n, "A30")) return "sm80";
+  if (has(n, "A10") || has(n, "A40") || has(n, "A6000") || has(n, "A5000") || has(n, "A4000") || has(n, "RTX 30") || has(n, "A16") ||
+      has(n, "A2 "))
+    return "sm86";
+  if (has(n, "L40") || has(n, "L4") || has(n, "RTX 40") || has(n, "ADA")) return "sm89";
+  if (has(n, "H100") || has(n, "H200") || has(n, "H800") || has(n, "H20") || has(n, "GH200")) return "sm90";
+  if (has(n, "B200") || has(n, "B100")) return "sm100";
+  if (has(n, "RTX 50") || has(n, "RTX PRO")) return "sm120";
+  return "";
+}
+
+LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts) {
+  const std::string n = upper(gpu_name);
+  // Cards (PCIe, NVL) hang off hosts their name does not describe; A800 (8 NVLinks, not A100's 12)
+  // and GB200 (trays of 4 in a rack) are not told apart from their neighbours by the name.
+  if (n.empty() || gpus_per_host < 1 || hosts < 1 || has(n, "PCIE") || has(n, "NVL") || has(n, "GB200") || has(n, "A800"))
+    return {};
+  struct Rule {
+    const char* part;
+    const char* preset;
+    int gpus;
+    bool nvswitch;
+  };
+  static const Rule rules[] = {{"V100-SXM2", "dgx1-v100", 8, false}, {"V100-SXM3", "dgx2-v100", 16, true},
+                               {"A100-SXM", "hgx-a100", 8, true},    {"H100 80GB HBM3", "dgx-h100", 8, true},
+                               {"H100-SXM", "dgx-h100", 8, true},    {"H200", "dgx-h200", 8, true},
+                               {"H800", "hgx-h800", 8, true},        {"B200", "dgx-b200", 8, true}};
+  for (const Rule& r : rules) {
+    if (!has(n, r.part)) continue;
+    LogHardware h;
+    h.why = "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
+            (hosts == 1 ? std::string(" on one host") : " per host on " + std::to_string(hosts) + " hosts");
+    if (gpus_per_host == r.gpus) {
+      h.preset = r.preset;
+    } else if (hosts == 1 && r.nvswitch && gpus_per_host < r.gpus) {
+      // Through an NVSwitch any subset of GPUs is a smaller node of the same links.
+      h.preset = r.preset;
+      h.sets = {"node.gpu.count=" + std::to_string(gpus_per_host), "node.nic.count=0"};
+    }
+    return h.preset.empty() ? LogHardware{} : h;
+  }
+  return {};
+}
+
+LogHardware hardware_from_logs(const std::vector<std::string>& files) {
+  LogHardware agreed;
+  for (const std::string& file : files) {
+    std::vector<NcclTestsRun> runs;
+    try {
+      runs = parse_nccl_tests_file(file);
+    } catch (const InputError&) {
+      return {};
+    }
+    for (const NcclTestsRun& run : runs) {
+      std::set<std::string> hosts;
+      for (const std::string& line : run.devices) {
+        DeviceLine d;
+        if (parse_device_line(line, &d)) hosts.insert(d.host);
+      }
+      const LogHardware h = hardware_for_gpu(log_gpu_name(run), log_gpus_per_host(run), static_cast<int>(hosts.size()));
+      if (h.preset.empty() || (!agreed.preset.empty() && (h.preset != agreed.preset || h.sets != agreed.sets))) return {};
+      agreed = h;
+    }
+  }
+  return agreed;
+}
+
+}  // namespace ccsim

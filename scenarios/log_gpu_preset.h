@@ -1,0 +1,39 @@
+#pragma once
+// What a log's device list says about the hardware: the GPUs' name ("Tesla V100-SXM2-16GB" in
+// nccl-tests' "# Rank 0 ... device 0 [0x4f] NAME" lines), their architecture, and the preset whose
+// node holds that many of them. `ccsim validate` without --topology predicts on that preset instead
+// of dgx-h100 (docs/validate.md "Hardware from the log").
+#include <string>
+#include <vector>
+
+#include "calibrate/nccl_tests_log.h"
+
+namespace ccsim {
+
+// The GPU name every device line of the run gives; "" when there are none or they differ.
+std::string log_gpu_name(const NcclTestsRun& run);
+
+// GPUs per host of the run's device list (ranks / hosts when every host has as many); 0 when unknown.
+int log_gpus_per_host(const NcclTestsRun& run);
+
+// The compute capability a GPU name implies ("sm70" for "Tesla V100-SXM2-16GB"); "" when not known.
+std::string gpu_arch_from_name(const std::string& gpu_name);
+
+// The hardware a log's GPUs name: a preset and the --set changes that fit it to the run.
+struct LogHardware {
+  std::string preset;             // "" when the devices name no preset of ccsim's
+  std::vector<std::string> sets;  // "node.gpu.count=12", ... applied before the user's --set
+  std::string why;                // "from the log's devices: 8 x Tesla V100-SXM2-16GB per host"
+};
+
+// The preset of that GPU (SXM boards only: a PCIe card's host is not known from its name) for a run
+// of `gpus_per_host` GPUs on each of `hosts` hosts: the preset's node when it has that many GPUs; on
+// one host, fewer GPUs of an NVSwitch node (a DGX-2 job on 12 of its 16) as a node of that many
+// without NICs. Empty when none fits.
+LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts);
+
+// The hardware the logs' device lists agree on (every run of every file); empty when they do not,
+// name no preset, or a file cannot be read or parsed (validate reports that itself).
+LogHardware hardware_from_logs(const std::vector<std::string>& files);
+
+}  // namespace ccsim

@@ -1,0 +1,68 @@
+// The hardware a log's device list names (scenarios/log_gpu_preset.h): GPU architecture by name, the
+// preset `ccsim validate` takes without --topology, and the note when a given topology's GPUs differ.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_runner.h"
+#include "scenarios/log_gpu_preset.h"
+
+namespace ccsim {
+namespace {
+
+const std::string kLogs = std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/";
+
+TEST(LogGpuPreset, ArchitectureFromTheGpuName) {
+  EXPECT_EQ(gpu_arch_from_name("Tesla V100-SXM2-16GB"), "sm70");
+  EXPECT_EQ(gpu_arch_from_name("Tesla T4"), "sm75");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA GeForce RTX 2080 Ti"), "sm75");
+  EXPECT_EQ(gpu_arch_from_name("A100-SXM4-40GB"), "sm80");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA A10G"), "sm86");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA GeForce RTX 4090"), "sm89");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA L40S"), "sm89");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA H100 80GB HBM3"), "sm90");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA B200"), "sm100");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA GeForce RTX 5090"), "sm120");
+  EXPECT_EQ(gpu_arch_from_name("Radeon Instinct MI250X"), "");
+}
+
+TEST(LogGpuPreset, SxmBoardsOnly) {
+  EXPECT_EQ(hardware_for_gpu("Tesla V100-SXM2-16GB", 8, 1).preset, "dgx1-v100");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H200", 8, 2).preset, "dgx-h200");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 8, 4).preset, "dgx-h100");
+  // Cards: their host is not in the name. A800 and GB200 nodes are not told apart by it.
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 PCIe", 8, 1).preset, "");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 NVL", 8, 1).preset, "");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).preset, "");
+  // Fewer GPUs of an NVSwitch node on one host: a smaller node without NICs; not on several hosts,
+  // not on DGX-1's joined pairs (which 4 of them is not known).
+  const LogHardware twelve = hardware_for_gpu("Tesla V100-SXM3-32GB", 12, 1);
+  EXPECT_EQ(twelve.preset, "dgx2-v100");
+  EXPECT_EQ(twelve.sets, (std::vector<std::string>{"node.gpu.count=12", "node.nic.count=0"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 2).preset, "");
+  EXPECT_EQ(hardware_for_gpu("Tesla V100-SXM2-16GB", 4, 1).preset, "");
+}
+
+// Without --topology, validate predicts the 2019 V100 log on dgx1-v100 (its bandwidth side +4%, as
+// with --topology dgx1-v100), not on the dgx-h100 default.
+TEST(LogGpuPreset, ValidateWithoutTopologyTakesTheLogsGpus) {
+  const auto r = testing::run_ccsim("validate " + kLogs + "v100x8-hybrid-cube-mesh-allreduce-g8.txt --format json");
+  ASSERT_NE(r.code, 2) << r.err;
+  EXPECT_NE(r.out.find("--topology dgx1-v100 (from the log's devices: 8 x Tesla V100-SXM2-16GB on one host"), std::string::npos)
+      << r.out.substr(0, 400);
+  const auto dgx2 = testing::run_ccsim("validate " + kLogs + "dgx2-v100x12-reduce-g12.txt");
+  EXPECT_NE(dgx2.code, 2) << dgx2.err;  // 1: some sizes outside the tolerance, as with the flags given
+  EXPECT_NE(dgx2.out.find("--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0 (from the log's devices"),
+            std::string::npos);
+}
+
+TEST(LogGpuPreset, ValidateNotesATopologyOfOtherGpus) {
+  const auto r = testing::run_ccsim("validate " + kLogs + "v100x8-hybrid-cube-mesh-allreduce-g8.txt --topology dgx-h100");
+  EXPECT_NE(r.out.find("the log's GPUs are Tesla V100-SXM2-16GB (sm70) but the topology describes H100-SXM5-80GB (sm90)"),
+            std::string::npos)
+      << r.out.substr(0, 600);
+}
+
+}  // namespace
+}  // namespace ccsim
