@@ -16,9 +16,18 @@ double chain_chunk_wire_bytes(const Topology& topo, Proto p) {
 
 int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOptions& options) {
   if (plan.families.empty()) return 1;
-  const double per_family = size_bytes / static_cast<double>(plan.families.size()) * options.wire_factor;
-  const double per_channel = per_family / std::max(1, plan.families.front().channels);
-  const double c = std::ceil(per_channel / options.chunk_wire_bytes);
+  const int families = static_cast<int>(plan.families.size());
+  const double per_family = size_bytes / static_cast<double>(families) * options.wire_factor;
+  // NCCL's broadcast and reduce move one Simple step per chunk (BROADCAST_CHUNKSTEPS = REDUCE_CHUNKSTEPS
+  // = 1, src/include/collectives.h), each channel its own chunks. A hop forwards a channel's chunk once
+  // it has all arrived; the channels' chunks reach the next GPU one after another, not all at the end,
+  // so each is a unit of the pipeline: 8 H800 broadcast 8 MiB in 69.5 us (51 us of it the bytes) and
+  // 12 DGX-2 V100 in 133 us (70 us), where 16 or 12 channels' chunks in lockstep would fill for
+  // another 7 x 51 or 11 x 70 us (docs/accuracy.md "Broadcast and reduce chains").
+  const int channels = std::max(1, options.nccl_channels > 0 ? (options.nccl_channels + families - 1) / families
+                                                             : plan.families.front().channels);
+  const double per_channel = per_family / channels;
+  const double c = (options.nccl_channels > 0 ? channels : 1) * std::ceil(per_channel / options.chunk_wire_bytes);
   return clamp_chunks(c, options.max_chunks);
 }
 

@@ -33,11 +33,17 @@ struct ChainScheduleOptions {
   // LL128 ceilings (ring_channel_cap_Bps). Every connection of the chain carries the whole stream,
   // so each is capped (the head chunk then pays it per hop, a fill of one chunk per hop).
   double channel_rate_cap_Bps = 0;
+  // NCCL's channels for this operation (nccl_channels_threads: the tuner's channels after its thread
+  // threshold), 0 when not known. Each channel moves its own chunks store-and-forward hop by hop, and
+  // a hop's link serves the channels' chunks one after another, so the chain's pipeline has a unit
+  // per channel and chunk, not per chunk of the channels in lockstep (chain_chunks).
+  int nccl_channels = 0;
 };
 
-// Chunks each family's data is cut into for a size: max(1, min(max_chunks, ceil(wire bytes per
-// channel / chunk_wire_bytes))). Depends on the size, so chain schedules are NOT linear in the size:
-// build one per size (Schedule::scaled_to would keep the reference's chunk count).
+// Chunks each family's data is cut into for a size: NCCL's channels of the family (options.nccl_channels
+// / families; the plan's channels when not given) x ceil(wire bytes per channel / chunk_wire_bytes),
+// in [1, max_chunks]. Depends on the size, so chain schedules are NOT linear in the size: build one
+// per size (Schedule::scaled_to would keep the reference's chunk count).
 int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOptions& options);
 
 // The chain of family `family` for a root: ranks in the order the data visits them (n entries;

@@ -35,6 +35,8 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     opt.chunk_wire_bytes = chain_chunk_wire_bytes(topo, ring_proto);
     const RingPlan plan = plan_rings(topo, ring_channels);
     opt.channel_rate_cap_Bps = ring_channel_cap_Bps(summary, plan, ring_proto);
+    int threads = 0;
+    nccl_channels_threads(summary, Algo::Ring, ring_proto, static_cast<std::uint64_t>(size_bytes), &opt.nccl_channels, &threads);
     out.schedule = chain_schedule(topo, plan, collective, size_bytes, root, opt);
     out.pipeline_depth = kChainPipelineDepth;
     out.proto = ring_proto;

@@ -51,5 +51,20 @@ TEST(BufferSizes, ChainChunksFollowTheBuffer) {
   EXPECT_EQ(chain_chunks(plan, 64 << 20, o), 32);
 }
 
+// With NCCL's channel count given, every channel's chunks are units of the chain: 8 MiB over NCCL's
+// 16 channels is 512 KiB per channel, one chunk each, 16 units (in lockstep on the plan's 2 channels
+// it was 8 units of 1 MiB); 1 MiB is 16 units of 64 KiB; 24 MiB on 16 channels is 16 x 3.
+TEST(BufferSizes, ChainChunksCountEveryNcclChannel) {
+  const Topology def = testing::preset("dgx-h100", 1);
+  const RingPlan plan = plan_rings(def, 2);
+  ChainScheduleOptions o;
+  o.chunk_wire_bytes = chain_chunk_wire_bytes(def, Proto::Simple);
+  EXPECT_EQ(chain_chunks(plan, 8 << 20, o), 8);
+  o.nccl_channels = 16;
+  EXPECT_EQ(chain_chunks(plan, 8 << 20, o), 16);
+  EXPECT_EQ(chain_chunks(plan, 1 << 20, o), 16);
+  EXPECT_EQ(chain_chunks(plan, 24 << 20, o), 48);
+}
+
 }  // namespace
 }  // namespace ccsim

@@ -23,8 +23,8 @@ ValidatedRun validate_log(const std::string& name, const std::string& preset, co
 // One node of 8 H800 (8 NVLinks per GPU, not H100's 18), broadcast, one process driving 8 GPUs (-g 8).
 // The ring broadcast moves every byte once through each GPU's NVLink: busbw = algbw = 8 links x 25
 // GB/s x NCCL's 20.6/25 = 164.8 GB/s; measured 165.0 at 2 GiB. The bandwidth side meets issue 11's
-// target (-5%), though the log's NCCL 2.18.3 is older than the modelled tuners. The latency side is
-// -23%: its floor, 25.5 us for 8 serial launches, is 3.2 us per GPU against the default's 4.2 (a
+// target (-3%), though the log's NCCL 2.18.3 is older than the modelled tuners. The latency side is
+// -21%: its floor, 25.5 us for 8 serial launches, is 3.2 us per GPU against the default's 4.2 (a
 // DGX-A100's, docs/topology.md node.cpu.launch_us): this host and NCCL launch faster.
 TEST(PresetLogs, H800BroadcastIsItsEightNvlinks) {
   const ValidatedRun run = validate_log("h800-1node-broadcast-g8-nccl2.18.3.txt", "hgx-h800");
@@ -34,7 +34,14 @@ TEST(PresetLogs, H800BroadcastIsItsEightNvlinks) {
   EXPECT_NEAR(last.predicted_busbw_GBps, 8 * 25.0 * 20.6 / 25.0, 0.01 * 164.8);
   EXPECT_NEAR(last.measured_busbw_GBps, 164.97, 0.01);
   EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
-  EXPECT_NEAR(run.latency.median_error, 25.5 / (8 * 4.2) - 1, 0.02) << run.latency.median_error;
+  // The floor (the smallest sizes) is the launches; the mid sizes' chain fill is shorter than the
+  // replay's (docs/accuracy.md "Broadcast and reduce chains"): median -21%.
+  double floor_error = 0;
+  for (const ValidatedSize& v : run.sizes)
+    if (v.size_bytes <= 65536) floor_error = std::min(floor_error, v.error);
+  EXPECT_NEAR(floor_error, 25.5 / (8 * 4.2) - 1, 0.02) << floor_error;
+  EXPECT_LT(run.latency.median_error, -0.15) << run.latency.median_error;
+  EXPECT_GT(run.latency.median_error, -0.25) << run.latency.median_error;
 }
 
 // 2 x HGX H200 with 8 BlueField-3 400G RoCE NICs each (Spectrum-X), NCCL 2.30.4, 2 processes x 8 GPUs.
