@@ -309,6 +309,10 @@ nlohmann::json node_spec_from_nvidia_smi(const NvidiaSmiTopo& topo, const std::s
       if (c == "PIX" || c == "PXB" || c == "PHB" || c == "NODE" || c == "PSB") uf.unite(a, b);
       const std::string& na = topo.numa_affinity[a];
       if (!na.empty() && na != "N/A" && na == topo.numa_affinity[b]) uf.unite(a, b);
+      // Without a NUMA column the CPU affinity tells the socket: NVLink pairs print NV#, not their
+      // PCIe path, so a hybrid cube-mesh's GPUs would otherwise be one group each.
+      const std::string& ca = topo.cpu_affinity[a];
+      if ((na.empty() || na == "N/A") && !ca.empty() && ca != "N/A" && ca == topo.cpu_affinity[b]) uf.unite(a, b);
     }
   std::set<int> roots;
   for (int i = 0; i < n; ++i) roots.insert(uf.find(i));

@@ -153,9 +153,27 @@ TEST(NvidiaSmiTopo, HybridCubeMeshBecomesPeers) {
       "[[0,1,1],[0,2,1],[0,3,2],[0,6,2],[1,2,2],[1,3,1],[1,7,2],[2,3,2],[2,4,1],[3,5,1],[4,5,2],[4,6,1],[4,7,2],"
       "[5,6,2],[5,7,1],[6,7,1]]");
   EXPECT_EQ(nv["peers"], expected);
+  // No NUMA column and one CPU affinity (0-95) for every GPU: one socket, not a group per GPU.
+  EXPECT_EQ(spec["node"]["cpu"]["sockets"], 1);
   const Topology topo = build_topology(spec, "nvsmi_topo_v100_hybrid_cube_mesh.txt");
   EXPECT_EQ(topo.nvlink_peer_links[0 * 8 + 6], 2);
   EXPECT_EQ(topo.nvlink_peer_links[0 * 8 + 5], 0);
+}
+
+// Without a NUMA column, GPUs of one CPU affinity share a socket: 4 GPUs joined pair by pair, two
+// per CPU affinity, their unjoined pairs SYS.
+TEST(NvidiaSmiTopo, CpuAffinityGroupsSocketsWithoutNumaColumn) {
+  auto t = smi(
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tCPU Affinity\n"
+      "GPU0\t X \tNV2\tSYS\tNV1\t0-19\n"
+      "GPU1\tNV2\t X \tNV1\tSYS\t0-19\n"
+      "GPU2\tSYS\tNV1\t X \tNV2\t20-39\n"
+      "GPU3\tNV1\tSYS\tNV2\t X \t20-39\n");
+  auto spec = node_spec_from_nvidia_smi(t, "topo.txt");
+  EXPECT_EQ(spec["node"]["cpu"]["sockets"], 2);
+  EXPECT_EQ(spec["node"]["nvlink"]["links_per_gpu"], 3);
+  EXPECT_EQ(spec["node"]["nvlink"]["peers"], nlohmann::json::parse("[[0,1,2],[0,3,1],[1,2,1],[2,3,2]]"));
+  EXPECT_EQ(build_topology(spec, "topo.txt").gpus_per_node(), 4);
 }
 
 TEST(NvidiaSmiTopo, SpacesInsteadOfTabsAndTwoGpuBridge) {
