@@ -22,8 +22,8 @@ int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOpt
   // = 1, src/include/collectives.h), each channel its own chunks. A hop forwards a channel's chunk once
   // it has all arrived; the channels' chunks reach the next GPU one after another, not all at the end,
   // so each is a unit of the pipeline: 8 H800 broadcast 8 MiB in 69.5 us (51 us of it the bytes) and
-  // 12 DGX-2 V100 in 133 us (70 us), where 16 or 12 channels' chunks in lockstep would fill for
-  // another 7 x 51 or 11 x 70 us (docs/accuracy.md "Broadcast and reduce chains").
+  // 12 DGX-2 V100 in 133 us (70 us), where 16 or 12 channels' chunks in lockstep would fill every hop
+  // with all of them (7 x 51 us more on the H800; docs/accuracy.md "Broadcast and reduce chains").
   const int channels = std::max(1, options.nccl_channels > 0 ? (options.nccl_channels + families - 1) / families
                                                              : plan.families.front().channels);
   const double per_channel = per_family / channels;

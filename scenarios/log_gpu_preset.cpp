@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <set>
 
 #include "common/error.h"
 #include "scenarios/validate_log.h"
@@ -32,8 +31,9 @@ std::string log_gpu_name(const NcclTestsRun& run) {
   return name;
 }
 
-int log_gpus_per_host(const NcclTestsRun& run) {
+int log_gpus_per_host(const NcclTestsRun& run, int* hosts) {
   std::map<std::string, int> per_host;
+  if (hosts) *hosts = 0;
   for (const std::string& line : run.devices) {
     DeviceLine d;
     if (!parse_device_line(line, &d)) return 0;
@@ -43,12 +43,13 @@ int log_gpus_per_host(const NcclTestsRun& run) {
   const int n = per_host.begin()->second;
   for (const auto& [host, count] : per_host)
     if (count != n) return 0;
+  if (hosts) *hosts = static_cast<int>(per_host.size());
   return n;
 }
 
 std::string gpu_arch_from_name(const std::string& gpu_name) {
   const std::string n = upper(gpu_name);
-  // Order matters: "GB200" before "B200", "H100" names before the RTX rules.
+  // Order matters: "A100" before "A10", and "T4" is not an RTX card's ("RTX 40" comes later).
   if (has(n, "V100")) return "sm70";
   if (has(n, "T4") && !has(n, "RTX")) return "sm75";
   if (has(n, "RTX 20") || has(n, "TITAN RTX") || has(n, "QUADRO RTX")) return "sm75";
@@ -106,12 +107,9 @@ LogHardware hardware_from_logs(const std::vector<std::string>& files) {
       return {};
     }
     for (const NcclTestsRun& run : runs) {
-      std::set<std::string> hosts;
-      for (const std::string& line : run.devices) {
-        DeviceLine d;
-        if (parse_device_line(line, &d)) hosts.insert(d.host);
-      }
-      const LogHardware h = hardware_for_gpu(log_gpu_name(run), log_gpus_per_host(run), static_cast<int>(hosts.size()));
+      int hosts = 0;
+      const int per_host = log_gpus_per_host(run, &hosts);
+      const LogHardware h = hardware_for_gpu(log_gpu_name(run), per_host, hosts);
       if (h.preset.empty() || (!agreed.preset.empty() && (h.preset != agreed.preset || h.sets != agreed.sets))) return {};
       agreed = h;
     }

@@ -13,8 +13,9 @@ namespace ccsim {
 // The GPU name every device line of the run gives; "" when there are none or they differ.
 std::string log_gpu_name(const NcclTestsRun& run);
 
-// GPUs per host of the run's device list (ranks / hosts when every host has as many); 0 when unknown.
-int log_gpus_per_host(const NcclTestsRun& run);
+// GPUs per host of the run's device list (ranks / hosts when every host has as many), and the hosts
+// (if `hosts` is given); 0 when unknown.
+int log_gpus_per_host(const NcclTestsRun& run, int* hosts = nullptr);
 
 // The compute capability a GPU name implies ("sm70" for "Tesla V100-SXM2-16GB"); "" when not known.
 std::string gpu_arch_from_name(const std::string& gpu_name);
