@@ -202,6 +202,9 @@ TEST(NvlinkMesh, BadPeersAreOneClearError) {
   EXPECT_NE(err({"node.nvlink.peers=[[0,0,1]]"}).find("joined to itself"), std::string::npos);
   EXPECT_NE(err({"node.nvlink.peers=[]"}).find("non-empty array"), std::string::npos);
   EXPECT_NE(err({"node.nvlink.peers=null"}).find("needs `peers`"), std::string::npos);
+  std::string many = "node.nvlink.peers=[";
+  for (int i = 0; i < 29; ++i) many += std::string(i ? "," : "") + "[0,1,1]";
+  EXPECT_NE(err({many + "]"}).find("lists 29 pairs; 8 GPUs have 28"), std::string::npos);
 }
 
 // 8 V100 in the hybrid cube-mesh, -g 8 (2019 blog post; the host's own topo -m gives the pairs). The

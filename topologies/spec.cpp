@@ -244,6 +244,9 @@ std::vector<NvlinkPeer> parse_nvlink_peers(const json& v, int gpus, int links_pe
   if (!v.is_array() || v.empty()) fail("must be a non-empty array of [gpu_a, gpu_b, links] (got " + describe(v) + ")");
   if (gpus > kMaxNvlinkMeshGpus)
     fail("GPUs joined pair by pair: at most " + std::to_string(kMaxNvlinkMeshGpus) + " per node (got " + std::to_string(gpus) + ")");
+  const std::size_t pairs = static_cast<std::size_t>(gpus) * static_cast<std::size_t>(gpus - 1) / 2;
+  if (v.size() > pairs)
+    fail("lists " + std::to_string(v.size()) + " pairs; " + std::to_string(gpus) + " GPUs have " + std::to_string(pairs));
   std::vector<NvlinkPeer> peers;
   std::vector<int> per_gpu(static_cast<std::size_t>(gpus), 0);
   for (std::size_t i = 0; i < v.size(); ++i) {
