@@ -66,9 +66,11 @@ std::string gpu_arch_from_name(const std::string& gpu_name) {
 
 LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts) {
   const std::string n = upper(gpu_name);
-  // Cards (PCIe, NVL) hang off hosts their name does not describe; A800 (8 NVLinks, not A100's 12)
-  // and GB200 (trays of 4 in a rack) are not told apart from their neighbours by the name.
-  if (n.empty() || gpus_per_host < 1 || hosts < 1 || has(n, "PCIE") || has(n, "NVL") || has(n, "GB200") || has(n, "A800"))
+  // Cards (PCIe, NVL) hang off hosts their name does not describe; A800 (8 NVLinks, not A100's 12),
+  // GB200 (trays of 4 in a rack) and GH200 (one Grace Hopper per node) are not told apart from their
+  // neighbours by the rules below.
+  if (n.empty() || gpus_per_host < 1 || hosts < 1 || has(n, "PCIE") || has(n, "NVL") || has(n, "GB200") || has(n, "GH200") ||
+      has(n, "A800"))
     return {};
   struct Rule {
     const char* part;

@@ -35,6 +35,7 @@ TEST(LogGpuPreset, SxmBoardsOnly) {
   EXPECT_EQ(hardware_for_gpu("NVIDIA H100 NVL", 8, 1).preset, "");
   EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
   EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).preset, "");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 480GB", 1, 2).preset, "");
   // Fewer GPUs of an NVSwitch node on one host: a smaller node without NICs; not on several hosts,
   // not on DGX-1's joined pairs (which 4 of them is not known).
   const LogHardware twelve = hardware_for_gpu("Tesla V100-SXM3-32GB", 12, 1);
