@@ -64,6 +64,7 @@ TEST(NvlinkMesh, Dgx1PresetJoinsEachGpuToFourOthersWithSixLinks) {
   // The pair's link at its links' rate: NV2 = 2 x 25 GB/s x NCCL's 20/25 for NVLink2.
   const Link& nv2 = topo.link(topo.edge_between(topo.gpu(0), topo.gpu(3)));
   EXPECT_NEAR(nv2.bandwidth_Bps, 2 * 25e9 * 0.8, 1e3);
+  EXPECT_NEAR(gpu_nvlink_Bps(topo, topo.gpu(0)), 6 * 25e9 * 0.8, 1e3);  // all 4 peers' links
   EXPECT_EQ(topo_matrix_cell(topo, topo.gpu(0), topo.gpu(3)), "NV2");
   EXPECT_EQ(topo_matrix_cell(topo, topo.gpu(0), topo.gpu(1)), "NV1");
   EXPECT_EQ(topo_matrix_cell(topo, topo.gpu(0), topo.gpu(5)), "SYS");  // not joined: PCIe across the sockets

@@ -180,6 +180,13 @@ std::vector<std::vector<int>> nvlink_mesh_rings(const Topology& topo, double cha
   return rings;
 }
 
+double gpu_nvlink_Bps(const Topology& topo, VertexId gpu) {
+  double bw = 0;
+  for (auto [it, end] = boost::out_edges(gpu, topo.graph()); it != end; ++it)
+    if (topo.link(*it).kind == LinkKind::NvLink) bw += topo.link(*it).bandwidth_Bps;
+  return bw;
+}
+
 int nvlink_relay_gpu(const Topology& topo, int a, int b) {
   if (!nvlink_mesh(topo) || nvlink_links(topo, a, b) > 0) return -1;
   int via = -1, best = 0;

@@ -20,6 +20,10 @@ int nvlink_links(const Topology& topo, int a, int b);
 // to both, then the lowest index (NCCL's PATH_NVB). -1 when a and b are joined or none is.
 int nvlink_relay_gpu(const Topology& topo, int a, int b);
 
+// A GPU's NVLink bandwidth per direction: the sum of its NVLink links (the one to its NVSwitch, or one
+// per joined peer); 0 without NVLink.
+double gpu_nvlink_Bps(const Topology& topo, VertexId gpu);
+
 // Directed rings (local GPU orders, each starting at GPU 0) over the joined pairs, found one after
 // the other, each taking one channel on every link it steps over; a pair of `links` NVLinks carries
 // floor(links x channels_per_link) channels per direction. At most max_rings. Empty when the pairs

@@ -9,6 +9,7 @@
 
 #include "common/units.h"
 #include "topologies/nvlink_domain.h"
+#include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -74,14 +75,10 @@ std::string format_topology_report(const Topology& topo, int node) {
   os << "\n";
   os << "GPU:         " << topo.gpu_model << " (" << topo.gpu_arch << ")\n";
   if (topo.nvlinks_per_gpu > 0) {
-    // GPU 0's NVLink links together (one to the NVSwitch, or one per joined peer).
-    double bw = 0;
+    const double bw = gpu_nvlink_Bps(topo, topo.gpu(0));
     int peers = 0;
-    for (auto [it, end] = boost::out_edges(topo.gpu(0), topo.graph()); it != end; ++it)
-      if (topo.link(*it).kind == LinkKind::NvLink) {
-        bw += topo.link(*it).bandwidth_Bps;
-        ++peers;
-      }
+    for (std::size_t g = 1; g < topo.nvlink_peer_links.size() && g < static_cast<std::size_t>(topo.gpus_per_node()); ++g)
+      peers += topo.nvlink_peer_links[g] > 0;  // GPU 0's row (kept with NCCL_P2P_DISABLE too)
     const std::string joined = peers > 1 ? ", no NVSwitch: GPU0 joined to " + std::to_string(peers) + " GPUs (node.nvlink.peers)"
                                          : ", direct bridge";
     os << "NVLink:      " << topo.nvlinks_per_gpu << " links/GPU, " << fixed(bw / kGB, 1)

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "scenarios/moe/transport_schedule.h"
+#include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
 #include "workloads/workload.h"
 
@@ -30,7 +31,8 @@ GpuRates gpu_rates(const Topology& topo) {
   GpuRates r;
   const int G = topo.gpus_per_node();
   if (topo.num_nodes() > 1) r.rdma_Bps = route_bandwidth_Bps(topo, route_between_gpus(topo, 0, G, -1));
-  if (G > 1) r.nvlink_Bps = route_bandwidth_Bps(topo, route_between_gpus(topo, 0, 1, -1));
+  // All of a GPU's NVLink: its NVSwitch link, or its joined peers' links together (DGX-1).
+  if (G > 1) r.nvlink_Bps = gpu_nvlink_Bps(topo, topo.gpu(0));
   return r;
 }
 
