@@ -42,7 +42,8 @@ Usage:
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
                  [--collective C] [--ranks N] [--model engine|closed-form] [--algo A] [--proto P]
                  [--nccl-version X.Y[.Z]]
-                 (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input)
+                 (a measured nccl-tests log against the prediction: exit 0 within tolerance, 1 not, 2 bad input;
+                 without --topology, the preset of the GPUs the log's device list names, else dgx-h100)
   ccsim topo PRESET|FILE [--nodes N] [--set KEY=VALUE]...
   ccsim topo --from-nvidia-smi FILE | --from-nccl-xml FILE [-o OUT.json]   (import a node topology)
   ccsim schedule [--algo ring|tree|nvls|nvlstree|collnetdirect|collnetchain|pat] [--proto P] [--collective C] [-b SIZE] [--topology ...] [--dump] [--expand]
