@@ -483,6 +483,12 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::stri
   return Parser(in, filename).run();
 }
 
+std::vector<NcclTestsFile> parse_nccl_tests_files(const std::vector<std::string>& paths) {
+  std::vector<NcclTestsFile> files;
+  for (const std::string& p : paths) files.push_back({p, parse_nccl_tests_file(p)});
+  return files;
+}
+
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path) {
   std::istringstream f(read_input_file(path, "nccl-tests log"));
   return parse_nccl_tests_log(f, path);

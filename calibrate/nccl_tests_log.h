@@ -71,6 +71,14 @@ std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::stri
 // InputError if the file cannot be read.
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path);
 
+// A log file and its runs, read once for everything that looks at it (validate reads the device
+// lists to choose the hardware, then validates the same runs).
+struct NcclTestsFile {
+  std::string path;
+  std::vector<NcclTestsRun> runs;
+};
+std::vector<NcclTestsFile> parse_nccl_tests_files(const std::vector<std::string>& paths);
+
 // "all_reduce_perf_mpi" / "./build/all_reduce_perf" / "all_reduce" -> "all_reduce"; "" when not a known
 // nccl-tests collective.
 std::string nccl_tests_collective_from_name(const std::string& name);

@@ -108,7 +108,8 @@ int run_validate(const std::vector<std::string>& argv) {
   std::vector<NcclEnvNote> env_notes;
   // Without --topology: the preset the logs' device lists name (8 x Tesla V100-SXM2 -> dgx1-v100),
   // fitted to the run's GPUs before the user's --set; else dgx-h100.
-  const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(args.positional());
+  const std::vector<NcclTestsFile> logs = parse_nccl_tests_files(args.positional());
+  const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(logs);
   nlohmann::json spec;
   if (guessed.preset.empty()) {
     spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
@@ -126,7 +127,7 @@ int run_validate(const std::vector<std::string>& argv) {
   DebugFacts debug;
   if (args.has("nccl-debug")) debug = read_debug_facts(args.get("nccl-debug"));
 
-  ValidationReport report = validate_logs(args.positional(), spec, source, opts, debug);
+  ValidationReport report = validate_logs(logs, spec, source, opts, debug);
   for (const auto& n : env_notes) report.nccl_env.push_back(n.text());
   std::string hardware = hardware_text(args, source);
   if (!args.has("topology") && guessed.preset.empty()) hardware += " (default; pass --topology for the run's hardware)";

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <map>
 
-#include "common/error.h"
 #include "scenarios/validate_log.h"
 
 namespace ccsim {
@@ -99,16 +98,10 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   return {};
 }
 
-LogHardware hardware_from_logs(const std::vector<std::string>& files) {
+LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files) {
   LogHardware agreed;
-  for (const std::string& file : files) {
-    std::vector<NcclTestsRun> runs;
-    try {
-      runs = parse_nccl_tests_file(file);
-    } catch (const InputError&) {
-      return {};
-    }
-    for (const NcclTestsRun& run : runs) {
+  for (const NcclTestsFile& file : files) {
+    for (const NcclTestsRun& run : file.runs) {
       int hosts = 0;
       const int per_host = log_gpus_per_host(run, &hosts);
       const LogHardware h = hardware_for_gpu(log_gpu_name(run), per_host, hosts);

@@ -33,8 +33,8 @@ struct LogHardware {
 // without NICs. Empty when none fits.
 LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts);
 
-// The hardware the logs' device lists agree on (every run of every file); empty when they do not,
-// name no preset, or a file cannot be read or parsed (validate reports that itself).
-LogHardware hardware_from_logs(const std::vector<std::string>& files);
+// The hardware the logs' device lists agree on (every run of every file); empty when they do not or
+// name no preset.
+LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files);
 
 }  // namespace ccsim

@@ -155,7 +155,7 @@ ScenarioWorkloadResult run_validate(const Scenario& scenario, const nlohmann::js
   opts.calibration = calibration;
   opts.calibrated_timing = calibrated_timing;
   const DebugFacts debug = w.nccl_debug_file.empty() ? DebugFacts{} : read_debug_facts(w.nccl_debug_file);
-  const ValidationReport report = validate_logs({w.log_file}, spec, scenario.topology_source, opts, debug);
+  const ValidationReport report = validate_logs(parse_nccl_tests_files({w.log_file}), spec, scenario.topology_source, opts, debug);
   const ValidatedRun& run = report.runs.at(0);  // a log with several runs: the first (the report notes it)
 
   ScenarioWorkloadResult out;

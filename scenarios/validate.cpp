@@ -176,17 +176,16 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
   return out;
 }
 
-ValidationReport validate_logs(const std::vector<std::string>& files, const nlohmann::json& spec,
+ValidationReport validate_logs(const std::vector<NcclTestsFile>& logs, const nlohmann::json& spec,
                                const std::string& topology_source, const ValidateOptions& opts, const DebugFacts& debug) {
   ValidationReport report;
   report.ccsim_version = CCSIM_VERSION;
   report.tolerance_pct = opts.tolerance_pct;
   report.debug = debug;
   report.pass = true;
-  for (const auto& file : files) {
-    const std::vector<NcclTestsRun> runs = parse_nccl_tests_file(file);
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      report.runs.push_back(validate_run(runs[r], file, static_cast<int>(r), spec, topology_source, opts, debug));
+  for (const NcclTestsFile& log : logs) {
+    for (std::size_t r = 0; r < log.runs.size(); ++r) {
+      report.runs.push_back(validate_run(log.runs[r], log.path, static_cast<int>(r), spec, topology_source, opts, debug));
       report.pass = report.pass && report.runs.back().pass;
     }
   }

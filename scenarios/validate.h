@@ -46,7 +46,7 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
                           const std::string& topology_source, const ValidateOptions& opts, const DebugFacts& debug);
 
 // Every run of every log; report.pass when every size of every run is within the tolerance.
-ValidationReport validate_logs(const std::vector<std::string>& files, const nlohmann::json& spec,
+ValidationReport validate_logs(const std::vector<NcclTestsFile>& logs, const nlohmann::json& spec,
                                const std::string& topology_source, const ValidateOptions& opts, const DebugFacts& debug);
 
 // The sides' verdict from their sizes (exposed for tests).
