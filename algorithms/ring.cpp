@@ -24,9 +24,9 @@ int ring_steps(const std::string& collective, int nranks) {
 
 namespace {
 
-// Local GPU order inside one node for a family entering at `entry` and leaving at `exit`:
-// entry first, exit last, the others in index order after the entry (index order follows
-// PCIe locality because GPUs are numbered switch by switch).
+// Local GPU order inside one node entering at `entry` and leaving at `exit`: entry first, exit last,
+// the others in index order after the entry (index order follows PCIe locality because GPUs are
+// numbered switch by switch).
 std::vector<int> node_order(int gpus, int entry, int exit) {
   std::vector<int> order{entry};
   for (int k = 1; k < gpus; ++k) {
@@ -55,6 +55,16 @@ int closest_exit(const Topology& topo, int entry, int rail) {
 }
 
 }  // namespace
+
+std::vector<int> node_chain(const Topology& topo, int first, int last) {
+  const int gpus = topo.gpus_per_node();
+  if (gpus > 2 && nvlink_mesh(topo)) {
+    std::vector<int> chain = last >= 0 ? nvlink_mesh_path(topo, first, last) : std::vector<int>{};
+    if (chain.empty()) chain = nvlink_mesh_path(topo, first, -1);
+    if (!chain.empty()) return chain;
+  }
+  return node_order(gpus, first, last >= 0 ? last : (first + gpus - 1) % gpus);
+}
 
 RingPlan plan_rings(const Topology& topo, int channels) {
   RingPlan plan;
@@ -96,15 +106,11 @@ RingPlan plan_rings(const Topology& topo, int channels) {
     if (entry < 0) entry = rail % gpus;
     // With NVLink the exit GPU reaches the rail's NIC through PXN (NVLink to the NIC's own GPU), so
     // any exit works: take the GPU before the entry, which keeps the families rotations of each
-    // other. Without NVLink the exit should sit close to the NIC.
-    // On GPUs joined pair by pair the ring steps only between joined GPUs: a chain through the node
-    // from the entry to the exit closest to the NIC, else to any GPU.
-    const bool mesh = gpus > 2 && nvlink_mesh(topo);
-    const bool pxn = !mesh && (topo.has_nvswitch || topo.nvlinks_per_gpu > 0);
+    // other. Without NVLink, and on GPUs joined pair by pair (no PXN between unjoined GPUs), the exit
+    // should sit close to the NIC.
+    const bool pxn = !(gpus > 2 && nvlink_mesh(topo)) && (topo.has_nvswitch || topo.nvlinks_per_gpu > 0);
     const int exit = pxn ? (entry + gpus - 1) % gpus : closest_exit(topo, entry, rail);
-    std::vector<int> local = mesh ? nvlink_mesh_path(topo, entry, exit) : std::vector<int>{};
-    if (mesh && local.empty()) local = nvlink_mesh_path(topo, entry, -1);
-    if (local.empty()) local = node_order(gpus, entry, exit);
+    const std::vector<int> local = node_chain(topo, entry, exit);
     RingFamily f;
     f.rail = rail;
     f.channels = per_family;

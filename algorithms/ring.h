@@ -22,6 +22,12 @@ struct RingPlan {
   int total_channels() const;
 };
 
+// A chain through every GPU of one node from `first`, ending at `last` (-1: the GPU before `first`
+// in index order, or any GPU on a mesh): over joined pairs on GPUs joined pair by pair (NVLink without
+// NVSwitch: topologies/nvlink_mesh.h), else in index order (PCIe locality). Rings and trees cross a
+// node along it.
+std::vector<int> node_chain(const Topology& topo, int first, int last);
+
 // Rings for the whole cluster. `channels` is the number of NCCL channels to spread over the
 // families (at least one per family).
 RingPlan plan_rings(const Topology& topo, int channels);

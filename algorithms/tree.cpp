@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "topologies/nvlink_mesh.h"
+#include "algorithms/ring.h"
 #include "topologies/routing.h"
 #include "algorithms/nccl_model.h"
 
@@ -99,10 +99,7 @@ TreePlan plan_trees(const Topology& topo, int channels) {
   for (int rail = 0; rail < rails; ++rail) {
     int head = nics > 0 ? first_gpu_on_rail(topo, rail) : -1;
     if (head < 0) head = rail % gpus;
-    // On GPUs joined pair by pair the chain steps only between joined GPUs.
-    std::vector<int> chain = gpus > 2 ? nvlink_mesh_path(topo, head, -1) : std::vector<int>{};
-    if (chain.empty())
-      for (int k = 0; k < gpus; ++k) chain.push_back((head + k) % gpus);
+    const std::vector<int> chain = node_chain(topo, head, -1);
     for (int tree = 0; tree < 2; ++tree) {
       TreeFamily f;
       f.tree = tree;

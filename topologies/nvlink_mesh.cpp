@@ -157,15 +157,10 @@ class CyclePacking {
 std::vector<std::vector<int>> nvlink_mesh_rings(const Topology& topo, double channels_per_link, int max_rings) {
   std::vector<std::vector<int>> rings;
   const int g = topo.gpus_per_node();
-  if (!nvlink_mesh(topo) || g < 2 || max_rings < 1) return rings;
+  if (!nvlink_mesh(topo) || g < 3 || max_rings < 1) return rings;
   std::vector<int> cap(topo.nvlink_peer_links.size(), 0);
   for (std::size_t i = 0; i < cap.size(); ++i)
     cap[i] = static_cast<int>(std::floor(topo.nvlink_peer_links[i] * channels_per_link + 1e-9));
-  if (g == 2) {
-    // A 2-GPU ring steps 0 -> 1 -> 0: one channel of each direction of the bridge.
-    for (int k = 0; k < std::min(cap[1], max_rings); ++k) rings.push_back({0, 1});
-    return rings;
-  }
   // The links are full duplex and their capacities symmetric, so a ring and its reverse take one
   // channel of each direction of the same pairs: pack undirected cycles, then run each both ways.
   const std::vector<std::vector<int>> cycles = hamiltonian_cycles(g, cap, 5000);

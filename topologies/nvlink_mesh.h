@@ -27,7 +27,7 @@ double gpu_nvlink_Bps(const Topology& topo, VertexId gpu);
 // Directed rings (local GPU orders, each starting at GPU 0) over the joined pairs, found one after
 // the other, each taking one channel on every link it steps over; a pair of `links` NVLinks carries
 // floor(links x channels_per_link) channels per direction. At most max_rings. Empty when the pairs
-// hold no ring through every GPU.
+// hold no ring through every GPU, and below 3 GPUs (a bridged pair's ring is its one link both ways).
 std::vector<std::vector<int>> nvlink_mesh_rings(const Topology& topo, double channels_per_link, int max_rings);
 
 // A chain through every local GPU over joined pairs, from `first`, ending at `last` (or anywhere
