@@ -382,6 +382,17 @@ class Parser {
            !std::isdigit(static_cast<unsigned char>(ts[0]));
   }
 
+  // A launcher's message that happens to start with a number, printed into the table ("8 more
+  // processes have sent help message help-mtl-ofi.txt / OFI call fail", Open MPI's aggregated
+  // warnings): every layout's second field is the element count, a number, so a word there, on a line
+  // of another field count than the table's, is text. A row cut after its size, or one of the table's
+  // width with a bad count, is still a bad row.
+  bool is_text_after_a_number(const std::string& ts) const {
+    const auto t = split_ws(ts);
+    double v = 0;
+    return t.size() >= 2 && !parse_double(t[1], v) && static_cast<int>(t.size()) != layout_.ncols;
+  }
+
   void handle(const std::string& s) {
     if (s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) {
       scan_version(s);
@@ -441,7 +452,7 @@ class Parser {
     if (table_mode_ && (std::isdigit(static_cast<unsigned char>(ts[0])) || signed_number)) {
       std::size_t e = 0;
       while (e < ts.size() && !std::isspace(static_cast<unsigned char>(ts[e]))) ++e;
-      if (ts.substr(0, e).find(':') == std::string::npos) { parse_row(ts); return; }
+      if (ts.substr(0, e).find(':') == std::string::npos && !is_text_after_a_number(ts)) { parse_row(ts); return; }
     }
     scan_version(ts);
     scan_collective(ts);

@@ -286,6 +286,33 @@ TEST(NcclTestsLog, BrokenInputs) {
   }
 }
 
+// Launchers print into the table: Open MPI's aggregated warnings start with a number ("8 more
+// processes have sent help message help-mtl-ofi.txt / OFI call fail", in a100x8-1node-allreduce-mpi.txt).
+// A line whose second field is a word and whose width is not the table's is text; a row of the
+// table's width with a word for its count is still a bad row.
+TEST(NcclTestsLog, LauncherMessagesInsideTheTable) {
+  const auto lines = read_lines("a100x8-1node-allreduce.txt");
+  const std::size_t rows = only_run("a100x8-1node-allreduce.txt").rows.size();
+  {
+    auto l = lines;
+    l.insert(l.begin() + 12, "8 more processes have sent help message help-mtl-ofi.txt / OFI call fail");
+    l.insert(l.begin() + 30, "1 more process has sent help message help-mtl-ofi.txt / OFI call fail");
+    std::istringstream in(join_lines(l));
+    const auto runs = parse_nccl_tests_log(in, "mpi.txt");
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].rows.size(), rows);
+  }
+  {
+    auto l = lines;
+    ASSERT_EQ(l[20].substr(0, 12), "        8192");
+    const auto p = l[20].find("2048");
+    ASSERT_NE(p, std::string::npos);
+    l[20].replace(p, 4, "line");
+    expect_error_at(join_lines(l), "count.txt", 21);
+  }
+  EXPECT_EQ(only_run("a100x8-1node-allreduce-mpi.txt").rows.size(), 30u);
+}
+
 TEST(NcclTestsLog, NoTableAtAll) {
   std::istringstream in("# nThread 1 nGpus 8 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20\nsome text\n");
   try {
