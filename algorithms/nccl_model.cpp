@@ -220,22 +220,23 @@ int arch_row(const NcclTopoSummary& s, const NcclTunerConstants& t) {
 // perChMaxNVLSTreeBw of a version without one: no bound.
 constexpr double kNoCeiling = std::numeric_limits<double>::max();
 
-Ceilings ceilings_for(const NcclTopoSummary& s, const NcclTunerConstants& t) {
+// `nnodes`: the topology's, or 1 for the kernels' own rates (the one-node column, where no network
+// is in the path).
+Ceilings ceilings_for(const NcclTopoSummary& s, const NcclTunerConstants& t, int nnodes) {
   const int ci = arch_row(s, t);
-  const int index2 = s.nnodes <= 2 ? s.nnodes - 1 : 2;
-  const int index1 = s.nnodes == 1 ? ci : (is_amd(s) ? 1 : 0);
+  const int index2 = nnodes <= 2 ? nnodes - 1 : 2;
+  const int index1 = nnodes == 1 ? ci : (is_amd(s) ? 1 : 0);
   return {t.llMaxBws[index1][index2], t.perChMaxTreeBws[ci][index2], t.perChMaxRingLL128Bws[ci][index2],
           t.perChMaxTreeLL128Bws[ci][index2], t.perChMaxNVLSTreeBws ? t.perChMaxNVLSTreeBws[ci][index2] : kNoCeiling};
 }
 
 }  // namespace
 
-double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p) {
-  if (s.nranks < 2) return 0;
-  // Kernel and protocol rates the engine's links cannot produce: NCCL 2.30.7's measurements whatever
-  // release's tuner picks (--nccl-version moves the choice and NCCL's model, not the kernels' rates).
-  const NcclTunerConstants& tuner = *default_nccl_version().tuner;
-  const Ceilings c = ceilings_for(s, tuner);
+namespace {
+
+// The ceiling of nccl_busbw_ceiling_GBps from one set of table entries.
+double busbw_ceiling_from(const NcclTopoSummary& s, const NcclTunerConstants& tuner, const Ceilings& c, Func f, Algo a,
+                          Proto p) {
   // NCCL's model counts the graph's channels; where NCCL_MAX_NCHANNELS / NCCL_MAX_CTAS leave fewer
   // running (comm->nChannels, nvlsChannels below the graph's), the per-channel ceilings count those.
   const int ring_channels = std::min(s.ring.nChannels, s.coll_channels);
@@ -265,6 +266,37 @@ double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p
   }
 }
 
+}  // namespace
+
+double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p) {
+  if (s.nranks < 2) return 0;
+  // Kernel and protocol rates the engine's links cannot produce: NCCL 2.30.7's measurements whatever
+  // release's tuner picks (--nccl-version moves the choice and NCCL's model, not the kernels' rates).
+  const NcclTunerConstants& tuner = *default_nccl_version().tuner;
+  return busbw_ceiling_from(s, tuner, ceilings_for(s, tuner, s.nnodes), f, a, p);
+}
+
+double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p, double bytes) {
+  const double full = nccl_busbw_ceiling_GBps(s, f, a, p);
+  const double share = nccl_running_channel_share(s, a, p, bytes);
+  if (full <= 0 || share >= 1.0) return full;
+  // The kernels' part of the ceiling (its one-node entries: no network in the path) is a rate per
+  // channel and falls with the channels that run; the network's part (the entries for 2 and more
+  // nodes, llMaxBws by CPU vendor) is the network's, which fewer channels do not slow.
+  const NcclTunerConstants& tuner = *default_nccl_version().tuner;
+  const double kernels = busbw_ceiling_from(s, tuner, ceilings_for(s, tuner, 1), f, a, p);
+  return std::min(full, kernels * share);
+}
+
+double nccl_running_channel_share(const NcclTopoSummary& s, Algo a, Proto p, double bytes) {
+  if (a != Algo::Ring && a != Algo::Tree) return 1.0;
+  int at_size = 0, full = 0, threads = 0;
+  const double clamped = std::min(std::max(bytes, 0.0), 1e18);
+  nccl_channels_threads(s, a, p, static_cast<std::uint64_t>(clamped), &at_size, &threads);
+  nccl_channels_threads(s, a, p, std::numeric_limits<std::uint64_t>::max() / 2, &full, &threads);
+  return full > 0 ? static_cast<double>(at_size) / full : 1.0;
+}
+
 std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uint64_t bytes, int numPipeOps) {
   std::vector<AlgoProtoCost> rows;
   rows.reserve(kNumAlgos * kNumProtos);
@@ -273,7 +305,7 @@ std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uin
   const double ppn = static_cast<double>(nRanks) / nNodes;
   const NcclTunerConstants& t = *s.nccl_version.tuner;
   const int ci = arch_row(s, t);
-  const Ceilings c = ceilings_for(s, t);
+  const Ceilings c = ceilings_for(s, t, s.nnodes);
   const double llMaxBw = c.llMaxBw;
   const double perChMaxTreeBw = c.perChMaxTreeBw;
   const double perChMaxRingLL128Bw = c.perChMaxRingLL128Bw;

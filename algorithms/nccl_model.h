@@ -121,6 +121,19 @@ void nccl_channels_threads(const NcclTopoSummary& s, Algo a, Proto p, std::uint6
 // NCCL's choice and model) does not change.
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p);
 
+// The same ceiling for an operation of `bytes`. NCCL runs fewer Ring and Tree channels for small
+// operations (nccl_channels_threads: enqueue.cc drops channels while the bytes are below channels x
+// threads x its thread threshold), and what the kernels reach is a rate per channel: the ceiling's
+// one-node entries (no network in the path) scale by the channels that run over those at full size
+// (nccl_running_channel_share), while the entries for several nodes, the network's limit, stay. So
+// the result is min(ceiling, one-node ceiling x share). NCCL's model charges the whole ceiling at
+// every size (it chooses before the channels are dropped).
+double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p, double bytes);
+
+// Channels NCCL runs for an operation of `bytes` over those it runs at full size (nccl_channels_threads),
+// for Ring and Tree; 1 for the other algorithms (their channel counts do not follow the size).
+double nccl_running_channel_share(const NcclTopoSummary& s, Algo a, Proto p, double bytes);
+
 // Why NCCL's default rule disables LL128 for a graph ("" when enabled).
 std::string ll128_disabled_reason(const NcclTopoSummary& s, const NcclGraphInfo& g);
 

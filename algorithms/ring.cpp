@@ -185,8 +185,8 @@ Transfer ring_record(const RingLayout& layout, const RingPlan& plan, const RingS
   return t;
 }
 
-double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p) {
-  return nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Ring, p) * 1e9 / std::max(1, plan.total_channels());
+double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p, double size_bytes) {
+  return nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Ring, p, size_bytes) * 1e9 / std::max(1, plan.total_channels());
 }
 
 void set_ring_schedule_caps(Schedule& s, const RingScheduleOptions& options) {

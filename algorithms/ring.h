@@ -2,6 +2,7 @@
 // follows NVLink (or PCIe locality), between nodes it crosses once per node on one rail, so that a
 // cluster with R NICs per node runs R ring families side by side, one per rail.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,11 @@ struct RingScheduleOptions {
 // NCCL's ceiling of a ring with protocol `p` (nccl_busbw_ceiling_GBps: llMaxBw for LL,
 // perChMaxRingLL128Bw x the ring graph's channels for LL128, one block's Simple rate x the coll
 // channels for Simple) as data bytes per second of one of the plan's channels: a ring's busBw is the
-// rate at which each of its connections moves data, summed over the channels.
-double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p);
+// rate at which each of its connections moves data, summed over the channels. For an operation of
+// `size_bytes`: below NCCL's thread thresholds fewer channels run and the kernels' part of the ceiling
+// falls with them (nccl_busbw_ceiling_GBps with a size).
+double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p,
+                            double size_bytes = std::numeric_limits<double>::infinity());
 
 // The schedule-wide settings every ring schedule carries (ring_schedule and the orbit generator).
 void set_ring_schedule_caps(Schedule& s, const RingScheduleOptions& options);

@@ -217,8 +217,8 @@ int tree_chunks(const Topology& topo, const TreePlan& plan, double size_bytes, c
   return clamp_chunks(c, options.max_chunks);
 }
 
-double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p) {
-  const double busbw_GBps = nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Tree, p);
+double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p, double size_bytes) {
+  const double busbw_GBps = nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Tree, p, size_bytes);
   return busbw_GBps / 2 * 1e9 / std::max(1, plan.total_channels());
 }
 

@@ -5,6 +5,7 @@
 // (families); the data is pipelined chunk by chunk: reduce up the chain and the tree, broadcast down.
 // See docs/tree.md.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -109,8 +110,10 @@ double tree_chunk_cap_bytes(const Topology& topo, const TreePlan& plan, const Tr
 
 // NCCL's Tree ceiling (nccl_busbw_ceiling_GBps: perChMaxTreeBws, and llMaxBws / perChMaxTreeLL128Bws
 // for LL / LL128) per channel of the plan, in data bytes per second: algBw = busBw / 2 for Tree
-// all_reduce, shared by the plan's channels. 0: no ceiling.
-double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p);
+// all_reduce, shared by the plan's channels, for an operation of `size_bytes` (fewer channels run
+// below NCCL's thread thresholds: nccl_busbw_ceiling_GBps with a size). 0: no ceiling.
+double tree_channel_cap_Bps(const NcclTopoSummary& summary, const TreePlan& plan, Proto p,
+                            double size_bytes = std::numeric_limits<double>::infinity());
 
 // Tree all_reduce (the only collective NCCL runs on its trees). `size_bytes` is the buffer size.
 // Transfers are emitted chunk by chunk (chunk-major), up the tree then down; `step` is the chunk

@@ -89,6 +89,14 @@ ReplayRecipe recipe_for(Algo algo, Proto proto, int pipeline_depth, std::functio
 }
 
 long linear(double) { return 0; }
+
+// The channels NCCL runs for an operation of this size (nccl_channels_threads), as a structure key.
+long running_channels(const NcclTopoSummary& summary, Algo algo, Proto proto, double size_bytes) {
+  int channels = 0, threads = 0;
+  nccl_channels_threads(summary, algo, proto, static_cast<std::uint64_t>(std::min(std::max(size_bytes, 0.0), 1e18)),
+                        &channels, &threads);
+  return channels;
+}
 long per_size(double size_bytes) { return static_cast<long>(size_bytes); }
 
 // Broadcast / reduce chains: chunk counts depend on the size, so one schedule per size
@@ -116,7 +124,13 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
     p.timing = *ctx.calibrated_timing;
     p.wire_factor = 1.0;
   }
-  ReplayRecipe r = recipe_for(Algo::Ring, proto, p.pipeline_depth, linear);
+  // NCCL's Ring LL/LL128 ceilings and one block's Simple rate (kernel rates, not links) at each size:
+  // fewer channels run below NCCL's thread thresholds, so sizes with the same running channels share
+  // one schedule. A calibration's fitted rate already is one.
+  const NcclTopoSummary* summary = ctx.calibrated_timing ? nullptr : ctx.summary;
+  ReplayRecipe r = recipe_for(Algo::Ring, proto, p.pipeline_depth, [summary, proto](double size_bytes) {
+    return summary ? running_channels(*summary, Algo::Ring, proto, size_bytes) : 0L;
+  });
   if (ctx.calibrated_timing) r.label = "Ring (calibrated)";
   RingScheduleOptions opts;
   opts.timing = p.timing;
@@ -124,12 +138,11 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   const int channels = ring_channels(ctx);
-  // NCCL's Ring LL/LL128 ceilings (kernel rates, not links); a calibration's fitted rate already is one.
-  if (!ctx.calibrated_timing && ctx.summary)
-    opts.channel_rate_cap_Bps = ring_channel_cap_Bps(*ctx.summary, plan_rings(*topo, channels), proto);
   const bool orbits = ctx.orbit_schedules;
-  r.build = [topo, collective, channels, opts, orbits](double size_bytes) {
+  r.build = [topo, collective, channels, base_opts = opts, orbits, summary, proto](double size_bytes) {
     const RingPlan plan = plan_rings(*topo, channels);
+    RingScheduleOptions opts = base_opts;
+    if (summary) opts.channel_rate_cap_Bps = ring_channel_cap_Bps(*summary, plan, proto, size_bytes);
     if (!orbits || topo->num_gpus() <= kMaxWholeScheduleGpus)
       return orbits ? ring_schedule_for_engine(*topo, plan, collective, size_bytes, opts)
                     : ring_schedule(*topo, plan, collective, size_bytes, opts);
@@ -197,12 +210,17 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const std::string collective = ctx.collective;
   TreeScheduleOptions opts = tree_options(proto);
-  // NCCL's Tree ceilings (perChMaxTreeBws; llMaxBws, perChMaxTreeLL128Bws) cap each channel.
-  if (ctx.summary) opts.channel_rate_cap_Bps = tree_channel_cap_Bps(*ctx.summary, plan_trees(*topo, channels), proto);
-  ReplayRecipe r = recipe_for(Algo::Tree, proto, kTreeSlots, [topo, channels, opts](double size_bytes) {
-    return static_cast<long>(tree_chunks(*topo, plan_trees(*topo, channels), size_bytes, opts));
+  // NCCL's Tree ceilings (perChMaxTreeBws; llMaxBws, perChMaxTreeLL128Bws) cap each channel, at each
+  // size (fewer channels run below NCCL's thread thresholds): sizes share a schedule when they have
+  // the same chunks and running channels.
+  const NcclTopoSummary* summary = ctx.summary;
+  ReplayRecipe r = recipe_for(Algo::Tree, proto, kTreeSlots, [topo, channels, opts, summary, proto](double size_bytes) {
+    const long chunks = static_cast<long>(tree_chunks(*topo, plan_trees(*topo, channels), size_bytes, opts));
+    return summary ? chunks * (kNcclMaxChannels + 1) + running_channels(*summary, Algo::Tree, proto, size_bytes) : chunks;
   });
-  r.build = [topo, collective, channels, opts](double size_bytes) {
+  r.build = [topo, collective, channels, base_opts = opts, summary, proto](double size_bytes) {
+    TreeScheduleOptions opts = base_opts;
+    if (summary) opts.channel_rate_cap_Bps = tree_channel_cap_Bps(*summary, plan_trees(*topo, channels), proto, size_bytes);
     return tree_schedule(*topo, plan_trees(*topo, channels), collective, size_bytes, opts);
   };
   r.chunk_cap_bytes = tree_chunk_cap_bytes(*topo, plan_trees(*topo, channels), opts);

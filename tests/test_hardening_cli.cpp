@@ -41,10 +41,12 @@ TEST(HardeningCli, TheEngineRefusesClustersAboveItsLimitUpFront) {
   // linearly in the GPUs.
   // 8 B by Tree/Simple on 300 nodes: NCCL's Tree latency, 8.4 + 2 (7 x 4.0 + 9 x 14) us (7 chain hops
   // in a node and ceil(log2 300) = 9 tree hops, up and down), replayed on the fluid solver, and
-  // nccl-tests' first launch over its 20 iterations (4.2 / 20 us).
+  // nccl-tests' first launch over its 20 iterations (4.2 / 20 us): 316.61, and the 8 bytes at each of
+  // the 32 hops on the one channel NCCL runs at this size, at one channel's share of the Tree ceiling
+  // (0.01 us).
   const auto tree = ccsim("all_reduce_perf --nodes 300 -b 8 -e 8 --algo tree --proto simple");
   ASSERT_EQ(tree.code, 0) << tree.err;
-  EXPECT_NE(tree.out.find("  316.61  "), std::string::npos) << tree.out;
+  EXPECT_NE(tree.out.find("  316.62  "), std::string::npos) << tree.out;
   // alltoall above 2048 GPUs: its orbit representatives (sim/p2p_orbits.h), planned from the nodes one
   // node rotation spans; 300 nodes are not whole leaf groups of 32, so every node's messages would
   // be planned (2400 x 2399), refused before any is.

@@ -35,10 +35,12 @@ TEST(PresetLogs, H800BroadcastIsItsEightNvlinks) {
   EXPECT_NEAR(last.measured_busbw_GBps, 164.97, 0.01);
   EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
   // The floor (the smallest sizes) is the launches; the mid sizes' chain fill is shorter than the
-  // replay's (docs/accuracy.md "Broadcast and reduce chains"): median -21%.
+  // replay's (docs/accuracy.md "Broadcast and reduce chains"): median -21%. From 32 KiB the one or two
+  // channels NCCL runs there pay their share of LL's ceiling on the chain's head chunk at every hop
+  // (32 KiB: -32%).
   double floor_error = 0;
   for (const ValidatedSize& v : run.sizes)
-    if (v.size_bytes <= 65536) floor_error = std::min(floor_error, v.error);
+    if (v.size_bytes <= 16384) floor_error = std::min(floor_error, v.error);
   EXPECT_NEAR(floor_error, 25.5 / (8 * 4.2) - 1, 0.02) << floor_error;
   EXPECT_LT(run.latency.median_error, -0.15) << run.latency.median_error;
   EXPECT_GT(run.latency.median_error, -0.25) << run.latency.median_error;

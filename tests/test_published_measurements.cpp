@@ -112,18 +112,19 @@ TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
   // iterations' collectives, NCCL's 6.6 + 2(N-1) x 0.6 us, after them (scenarios/launch_mode.h), so
   // the slope is 4.2 + 2 x 0.6 / 100 us per GPU. Less that last collective's share, the measured slope
   // is 4.222 us per GPU: still 4.2 to the default's one decimal.
+  // (The 8 bytes themselves, at one channel's share of Ring/LL's ceiling, add under 1e-4 us.)
   const auto device_us = [](double n) { return 6.6 + 2 * (n - 1) * 0.6; };
   EXPECT_NEAR(slope(measured), 4.234, 1e-3);
-  EXPECT_NEAR(slope(predicted), 4.2 + 2 * 0.6 / 100, 1e-6);  // node.cpu.launch_us per GPU
+  EXPECT_NEAR(slope(predicted), 4.2 + 2 * 0.6 / 100, 1e-5);  // node.cpu.launch_us per GPU
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    EXPECT_NEAR(predicted[i], 4.2 * gpus[i] + device_us(gpus[i]) / 100, 1e-5) << gpus[i] << " GPUs";
+    EXPECT_NEAR(predicted[i], 4.2 * gpus[i] + device_us(gpus[i]) / 100, 1e-4) << gpus[i] << " GPUs";
     if (gpus[i] >= 4) {
       EXPECT_LT(std::fabs(errors[i]), 0.02) << gpus[i] << " GPUs";
     }
   }
   // 3 GPUs: 12.6 us of launches against NCCL's 6.6 + 4 x 0.6 = 9.0 us device time; 2 GPUs: 8.4 us
   // against 7.8. Both host-bound; measured 13.76 and 10 us (+8%, +18%).
-  EXPECT_NEAR(errors[0], 10 / (8.4 + 7.8 / 100) - 1, 1e-6);
+  EXPECT_NEAR(errors[0], 10 / (8.4 + 7.8 / 100) - 1, 1e-5);
 }
 
 // Azure's AI benchmarking guide (tests/data/published/azure-ai-benchmarking-guide-*.txt): one VM's
@@ -281,8 +282,10 @@ TEST(PublishedMeasurements, AzureNdA100V4RingSingleVm) {
   EXPECT_GT(c.prediction.rows.back().ip_busbw_GBps, 0.99 * 240.0);
   EXPECT_NEAR(c.errors.back(), 240.0 / 231.58 - 1, 0.01);
   for (std::size_t i = 4; i <= 6; ++i) EXPECT_NEAR(measured_time_us(sweep, i, 8) / 8, 5.3, 0.1) << sweep.sizes[i];
-  // 8 launches and, after the last of 40 iterations' launches, Ring/LL's 6.6 + 14 x 0.6 = 15.0 us.
-  EXPECT_NEAR(c.prediction.rows.front().ip_time_us, 8 * 4.2 + 15.0 / 40, 0.01);
+  // 8 launches and, after the last of 40 iterations' launches, Ring/LL's 6.6 + 14 x 0.6 = 15.0 us
+  // and 1 KiB's 2 x 7/8 of a KiB on the one channel NCCL runs at this size, at its share of Ampere's
+  // one-node llMaxBw (87.7 GB/s busBw over 24 channels).
+  EXPECT_NEAR(c.prediction.rows.front().ip_time_us, 8 * 4.2 + (15.0 + 1024 * 1.75 / (87.7e9 / 24) * 1e6) / 40, 0.002);
   EXPECT_LT(std::fabs(c.bandwidth_median), 0.10) << c.bandwidth_median;  // +9%
   EXPECT_GT(c.latency_median, 0.25);  // +33%: the host's launches
   EXPECT_LT(c.latency_median, 0.40);

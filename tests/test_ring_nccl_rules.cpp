@@ -56,19 +56,51 @@ TEST(RingNcclRules, StepTimingFloor) {
 
 // all_gather of 1 KiB per rank on 2 x 8 H200 (Intel: 1 us), Ring/LL: one launch, then the chunk that
 // starts at a node's second GPU takes 15 hops, 13 inside nodes and 2 across: 6.6 + 13 x 1.0 + 2 x 4.1
-// = 27.8 us (it was 6.6 + 13 x 0.6 + 2 x 4.1 = 22.6 before the floor). GCP's A3 Ultra log of this
-// run measures 28.05-28.70 us at 1-4 KiB (tests/data/nccl-tests, gcp-a3ultra).
+// = 27.8 us (it was 6.6 + 13 x 0.6 + 2 x 4.1 = 22.6 before the floor), and the stream, 15/16 KiB per
+// connection, on the one channel of the 16 that NCCL runs at this size, at its share of the LL
+// kernel's one-node ceiling (141 GB/s busBw; below the network's 39 GB/s): 0.11 us. GCP's A3 Ultra log
+// of this run measures 28.05-28.70 us at 1-4 KiB (tests/data/nccl-tests, gcp-a3ultra).
 TEST(RingNcclRules, AllGatherOnTwoIntelNodes) {
   const double first = testing::kFirstLaunchShareUs;  // nccl-tests' first iteration waits for its launch
-  EXPECT_NEAR(h200_pair_us("all_gather", {"node.nic.transport=roce"}, 1024), 6.6 + 13 * 1.0 + 2 * 4.1 + first, 0.05);
+  const double stream_us = 1024 * 15.0 / 16 / (141e9 / 16) * 1e6;
+  EXPECT_NEAR(h200_pair_us("all_gather", {"node.nic.transport=roce"}, 1024), 6.6 + 13 * 1.0 + 2 * 4.1 + stream_us + first,
+              0.05);
   // AMD's 2 us: 6.6 + 13 x 2 + 2 x 4.1 = 40.8.
   EXPECT_NEAR(h200_pair_us("all_gather", {"node.nic.transport=roce", "node.cpu.vendor=amd"}, 1024),
-              6.6 + 13 * 2.0 + 2 * 4.1 + first, 0.05);
+              6.6 + 13 * 2.0 + 2 * 4.1 + stream_us + first, 0.05);
 }
 
-// On one node there is no proxy in the ring's path: 7 NVLink hops of 0.6 us after the launch.
+// On one node there is no proxy in the ring's path: 7 NVLink hops of 0.6 us after the launch, and
+// 7/8 KiB through each connection on one of NCCL's 24 channels (141 GB/s busBw over 24): 0.15 us.
 TEST(RingNcclRules, NotOnOneNode) {
-  EXPECT_NEAR(time_us("dgx-h200", 1, "all_gather", {}, 1024), 6.6 + 7 * 0.6 + testing::kFirstLaunchShareUs, 0.05);
+  EXPECT_NEAR(time_us("dgx-h200", 1, "all_gather", {}, 1024),
+              6.6 + 7 * 0.6 + 1024 * 7.0 / 8 / (141e9 / 24) * 1e6 + testing::kFirstLaunchShareUs, 0.05);
+}
+
+// NCCL runs fewer channels for small operations (enqueue.cc: channels drop while the bytes are below
+// channels x threads x the thread threshold, NCCL_LL_THREAD_THRESHOLD 8 x the ranks on Ring/LL), and
+// the LL kernel's rate is per channel. all_reduce of 64 KiB on one A100 node, Ring/LL: 65536 <
+// 24 x 512 x 64, so 2 of the 24 channels run, at 2/24 of Ampere's one-node llMaxBw (87.7 GB/s busBw):
+// 6.6 + 14 x 0.6 + 2 x 7/8 x 64 KiB / 7.31 GB/s = 15.0 + 15.7 us. At 1 MiB all 24 run: 15.0 + 20.9.
+// One process per GPU on a DGX A100 ("thanos", tests/data/nccl-tests/a100x8-1node-allreduce-mpi.txt)
+// measures 31.82 and 37.89 us; with the whole ceiling at every size the replay said 16.5 us at 64 KiB.
+TEST(RingNcclRules, FewerChannelsRunForSmallOperations) {
+  const double first = testing::kFirstLaunchShareUs;
+  const double ll_us = 6.6 + 14 * 0.6;
+  EXPECT_NEAR(time_us("hgx-a100", 1, "all_reduce", {}, 64 << 10), ll_us + 1.75 * (64 << 10) / (87.7e9 * 2 / 24) * 1e6 + first,
+              0.1);
+  EXPECT_NEAR(time_us("hgx-a100", 1, "all_reduce", {}, 1 << 20), ll_us + 1.75 * (1 << 20) / 87.7e9 * 1e6 + first, 0.1);
+  const Topology topo = testing::preset("hgx-a100", 1);
+  const NcclTopoSummary s = summarize_for_nccl(topo);
+  EXPECT_DOUBLE_EQ(nccl_running_channel_share(s, Algo::Ring, Proto::LL, 64 << 10), 2.0 / 24);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(s, Func::AllReduce, Algo::Ring, Proto::LL, 64 << 10), 87.7 * 2 / 24);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(s, Func::AllReduce, Algo::Ring, Proto::LL, 1 << 20), 87.7);
+  // Across nodes the network's part stays: 2 x dgx-h200 at 512 KiB run 8 of 16 channels, 141 x 8/16
+  // is above the 2-node llMaxBw (39), which binds as before.
+  const NcclTopoSummary pair = summarize_for_nccl(testing::preset("dgx-h200", 2));
+  EXPECT_DOUBLE_EQ(nccl_running_channel_share(pair, Algo::Ring, Proto::LL, 512 << 10), 8.0 / 16);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(pair, Func::AllReduce, Algo::Ring, Proto::LL, 512 << 10), 39.0);
+  EXPECT_DOUBLE_EQ(nccl_busbw_ceiling_GBps(pair, Func::AllReduce, Algo::Ring, Proto::LL, 64 << 10), 141.0 / 16);
 }
 
 // all_gather of 512 KiB on 2 x 8 H200 (Intel), Ring/LL: the 1 KiB time above plus the stream through
