@@ -288,13 +288,16 @@ double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p
   return std::min(full, kernels * share);
 }
 
+int nccl_running_channels(const NcclTopoSummary& s, Algo a, Proto p, double bytes) {
+  int channels = 0, threads = 0;
+  nccl_channels_threads(s, a, p, static_cast<std::uint64_t>(std::min(std::max(bytes, 0.0), 1e18)), &channels, &threads);
+  return channels;
+}
+
 double nccl_running_channel_share(const NcclTopoSummary& s, Algo a, Proto p, double bytes) {
   if (a != Algo::Ring && a != Algo::Tree) return 1.0;
-  int at_size = 0, full = 0, threads = 0;
-  const double clamped = std::min(std::max(bytes, 0.0), 1e18);
-  nccl_channels_threads(s, a, p, static_cast<std::uint64_t>(clamped), &at_size, &threads);
-  nccl_channels_threads(s, a, p, std::numeric_limits<std::uint64_t>::max() / 2, &full, &threads);
-  return full > 0 ? static_cast<double>(at_size) / full : 1.0;
+  const int full = nccl_running_channels(s, a, p, 1e18);
+  return full > 0 ? static_cast<double>(nccl_running_channels(s, a, p, bytes)) / full : 1.0;
 }
 
 std::vector<AlgoProtoCost> nccl_costs(const NcclTopoSummary& s, Func f, std::uint64_t bytes, int numPipeOps) {

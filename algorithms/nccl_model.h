@@ -130,8 +130,10 @@ double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p
 // every size (it chooses before the channels are dropped).
 double nccl_busbw_ceiling_GBps(const NcclTopoSummary& s, Func f, Algo a, Proto p, double bytes);
 
-// Channels NCCL runs for an operation of `bytes` over those it runs at full size (nccl_channels_threads),
-// for Ring and Tree; 1 for the other algorithms (their channel counts do not follow the size).
+// The channels NCCL runs for an operation of `bytes` (nccl_channels_threads, any size: negative and
+// huge ones are clamped), and their share of those it runs at full size, for Ring and Tree; 1 for the
+// other algorithms (their channel counts do not follow the size).
+int nccl_running_channels(const NcclTopoSummary& s, Algo a, Proto p, double bytes);
 double nccl_running_channel_share(const NcclTopoSummary& s, Algo a, Proto p, double bytes);
 
 // Why NCCL's default rule disables LL128 for a graph ("" when enabled).

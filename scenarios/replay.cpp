@@ -89,14 +89,6 @@ ReplayRecipe recipe_for(Algo algo, Proto proto, int pipeline_depth, std::functio
 }
 
 long linear(double) { return 0; }
-
-// The channels NCCL runs for an operation of this size (nccl_channels_threads), as a structure key.
-long running_channels(const NcclTopoSummary& summary, Algo algo, Proto proto, double size_bytes) {
-  int channels = 0, threads = 0;
-  nccl_channels_threads(summary, algo, proto, static_cast<std::uint64_t>(std::min(std::max(size_bytes, 0.0), 1e18)),
-                        &channels, &threads);
-  return channels;
-}
 long per_size(double size_bytes) { return static_cast<long>(size_bytes); }
 
 // Broadcast / reduce chains: chunk counts depend on the size, so one schedule per size
@@ -129,7 +121,7 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   // one schedule. A calibration's fitted rate already is one.
   const NcclTopoSummary* summary = ctx.calibrated_timing ? nullptr : ctx.summary;
   ReplayRecipe r = recipe_for(Algo::Ring, proto, p.pipeline_depth, [summary, proto](double size_bytes) {
-    return summary ? running_channels(*summary, Algo::Ring, proto, size_bytes) : 0L;
+    return summary ? static_cast<long>(nccl_running_channels(*summary, Algo::Ring, proto, size_bytes)) : 0L;
   });
   if (ctx.calibrated_timing) r.label = "Ring (calibrated)";
   RingScheduleOptions opts;
@@ -216,7 +208,7 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
   const NcclTopoSummary* summary = ctx.summary;
   ReplayRecipe r = recipe_for(Algo::Tree, proto, kTreeSlots, [topo, channels, opts, summary, proto](double size_bytes) {
     const long chunks = static_cast<long>(tree_chunks(*topo, plan_trees(*topo, channels), size_bytes, opts));
-    return summary ? chunks * (kNcclMaxChannels + 1) + running_channels(*summary, Algo::Tree, proto, size_bytes) : chunks;
+    return summary ? chunks * (kNcclMaxChannels + 1) + nccl_running_channels(*summary, Algo::Tree, proto, size_bytes) : chunks;
   });
   r.build = [topo, collective, channels, base_opts = opts, summary, proto](double size_bytes) {
     TreeScheduleOptions opts = base_opts;
