@@ -56,6 +56,8 @@ double step_latency_s(const Topology& topo, const StepTiming& timing, int src, i
   if (src / gpn != dst / gpn) return timing.net_step_s;
   const Route route = route_between_gpus(topo, src, dst, rail);
   if (!route.empty() && topo.link(route.front().edge).kind == LinkKind::NvLink) return timing.nvlink_step_s;
+  // NCCL's SHM transport: the step's flag goes through pinned host memory (node.pcie.shm_step_us).
+  if (nccl_shm_pair(topo, src, dst)) return std::max(timing.pcie_step_s, topo.shm_step_s);
   return timing.pcie_step_s;
 }
 

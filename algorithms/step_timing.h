@@ -46,7 +46,7 @@ RingProtocol ring_protocol(Proto p);
 StepTiming multi_node_ring_timing(StepTiming timing, Proto p, int nodes, double net_overhead_us);
 
 // NCCL's per-step latency of a hop between two ranks: network across nodes, NVLink when the route
-// starts on NVLink, PCIe otherwise.
+// starts on NVLink, PCIe otherwise; a pair NCCL joins through SHM at least node.pcie.shm_step_us.
 double step_latency_s(const Topology& topo, const StepTiming& timing, int src, int dst, int rail);
 
 // The software part of a hop's step cost: NCCL's per-step latency minus the physical latency of the

@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
-      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "nccl_p2p_level", "shm_channel_GBps", "shm_two_way_efficiency", "p2p_chunk_bytes"}},
+      {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "nccl_p2p_level", "shm_channel_GBps", "shm_two_way_efficiency", "shm_step_us", "p2p_chunk_bytes"}},
       {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
@@ -582,7 +582,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   double pcie_lat = 0, pcie_eff = 1.0;
   std::string p2p = "switch";
   PathClass p2p_level = PathClass::Sys;
-  double shm_channel_Bps = 0, shm_two_way = kDefaultShmTwoWayEfficiency;
+  double shm_channel_Bps = 0, shm_two_way = kDefaultShmTwoWayEfficiency, shm_step_s = kDefaultShmStepUs * kMicro;
   auto check_lanes = [](Obj& o, const std::string& key, int v) {
     if (v != 1 && v != 2 && v != 4 && v != 8 && v != 16)
       o.fail(key, "must be 1, 2, 4, 8 or 16 lanes (got " + std::to_string(v) + ")");
@@ -632,6 +632,7 @@ Topology build_topology(const json& spec, const std::string& source) {
     // measured value (ccsim-probe-cuda --tests host_kernel, docs/probes.md) is given here.
     if (pcie.has("shm_channel_GBps")) shm_channel_Bps = pcie.positive("shm_channel_GBps", kMinGBps, kMaxLinkGBps) * kGB;
     shm_two_way = pcie.fraction("shm_two_way_efficiency", &kDefaultShmTwoWayEfficiency);
+    shm_step_s = pcie.non_negative("shm_step_us", kMaxLatencyUs, &kDefaultShmStepUs) * kMicro;
     if (pcie.has("p2p_chunk_bytes"))
       p2p_chunks.pci = pcie.integer("p2p_chunk_bytes", kMinP2pChunkBytes, kMaxP2pChunkBytes);
     has_pcie = true;
@@ -760,6 +761,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nccl_p2p = nccl_p2p;
   topo.shm_channel_Bps = shm_channel_Bps;
   topo.shm_two_way_efficiency = shm_two_way;
+  topo.shm_step_s = shm_step_s;
   topo.p2p_chunks = p2p_chunks;
   topo.nccl_channels = nccl_channels;
   topo.nccl_buffers = nccl_buffers;

@@ -137,6 +137,14 @@ constexpr std::int64_t kMaxNcclBufferBytes = std::int64_t{1} << 30;
 // where a one-rank NCCL 2.28.3 call takes 5.8-6.0 us (calibrate/samples/README.md).
 constexpr double kDefaultHostLaunchUs = 4.2;
 
+// node.pcie.shm_step_us's default: one step of NCCL's SHM transport waits for its flag (the tail the
+// sender stores into pinned host memory, which the receiver's thread polls over PCIe; the head back).
+// ccsim-probe-cuda's host_flag test passes a counter between two thread blocks through flags in
+// pinned host memory: 1.57 and 1.38 us one way in two runs on an H200 (PCIe Gen5 x16, Xeon host;
+// calibrate/samples/h200-probe-cuda.json, h200-probe-cuda-repeat.json), 0.35 us through device memory.
+// NCCL's model charges a PCIe step 1.0 us on LL (hwLat[PCI][Ring][LL]), a P2P flag in GPU memory.
+constexpr double kDefaultShmStepUs = 1.5;
+
 // node.pcie.shm_two_way_efficiency's default: one H200 (PCIe Gen5 x16, Xeon host) writing and reading
 // NCCL-style FIFOs in pinned host memory at once moves 33 GB/s each way with 8 channels
 // (ccsim-probe-cuda shm_fifo, calibrate/samples/h200-probe-cuda.json), where it reads or writes host
@@ -236,6 +244,9 @@ class Topology {
   // broadcast's or reduce's root or leaf). Default kDefaultShmTwoWayEfficiency, measured by ccsim's
   // probe; not applied where shm_channel_Bps is given (a rate measured from a run already holds it).
   double shm_two_way_efficiency = kDefaultShmTwoWayEfficiency;
+  // node.pcie.shm_step_us: the least a step of an SHM connection costs, its flag's handoff through
+  // pinned host memory (kDefaultShmStepUs); a step costs the larger of it and NCCL's PCIe step.
+  double shm_step_s = kDefaultShmStepUs * 1e-6;
   P2pChunkSizes p2p_chunks;  // node.{nic,nvlink,pcie}.p2p_chunk_bytes (algorithms/p2p.h nccl_p2p_config)
   int p2p_ll_threshold_bytes = kDefaultP2pLLThresholdBytes;  // node.gpu.nccl_p2p_ll_threshold_bytes
   NcclChannelSettings nccl_channels;  // node.gpu.nccl_{min,max}_{channels,ctas}, node.nvlink.nvls_channels
