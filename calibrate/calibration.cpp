@@ -542,6 +542,7 @@ std::string calibration_to_json(const Calibration& cal) {
     json src = json::array();
     for (const auto& s : cal.shm->sources) src.push_back(source_to_json(s));
     doc["shm"] = {{"channel_Bps", cal.shm->channel_Bps}, {"sources", src}};
+    if (cal.shm->step_s > 0) doc["shm"]["step_s"] = cal.shm->step_s;
     if (!cal.shm->notes.empty()) doc["shm"]["notes"] = cal.shm->notes;
   }
   return doc.dump(2) + "\n";
@@ -651,6 +652,7 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     if (s.channel_Bps < kMinCalibratedBandwidth_Bps)
       rd.fail("/shm/channel_Bps", "must be at least " + fmt(kMinCalibratedBandwidth_Bps) + " (1 MB/s; got " +
                                       fmt(s.channel_Bps) + "; docs/calibration.md, Limits)");
+    s.step_s = rd.number(shm, "/shm", "step_s", false, 0, true, 1e-3);
     s.sources = rd.sources(shm, "/shm");
     s.notes = rd.notes(shm, "/shm");
     cal.shm = s;
@@ -798,9 +800,10 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
   }
   if (cal.shm) {
     // Used only by the pairs NCCL joins through SHM (topologies/routing.h, nccl_shm_pair).
-    if (pcie)
+    if (pcie) {
       eff.spec_overrides.push_back("node.pcie.shm_channel_GBps=" + fmt(cal.shm->channel_Bps / 1e9));
-    else
+      if (cal.shm->step_s > 0) eff.spec_overrides.push_back("node.pcie.shm_step_us=" + fmt(cal.shm->step_s * 1e6));
+    } else
       eff.notes.push_back("shm: the topology has no PCIe; the SHM channel rate is not applied");
   }
   return eff;

@@ -63,9 +63,11 @@ struct NicCalibration {
 };
 
 // NCCL's SHM transport, one channel: a thread block streaming through pinned host memory (the
-// ccsim-probe-cuda host_kernel test, 1 block reading). Applied as node.pcie.shm_channel_GBps.
+// ccsim-probe-cuda host_kernel test, 1 block reading). Applied as node.pcie.shm_channel_GBps, and the
+// step's flag handoff through pinned host memory (host_flag) as node.pcie.shm_step_us.
 struct ShmCalibration {
   double channel_Bps = 0;  // per channel, per direction
+  double step_s = 0;       // one way, a flag between two thread blocks through pinned host memory; 0: not measured
   std::vector<CalibrationSource> sources;
   std::vector<std::string> notes;
 };

@@ -232,6 +232,24 @@ void add_cuda_probe(Calibration& cal, const ProbeDocument& probe) {
     shm.notes.push_back(strprintf("with 256 threads per block, as NCCL runs Ring/Simple on PCIe-only hosts, the "
                                   "channel moves %.6g GB/s: --set node.pcie.shm_channel_GBps=%.6g for such a host",
                                   median(half_block), median(half_block)));
+  // The step's flag: host_flag's handoff between two thread blocks through pinned host memory, one way
+  // (the tail an SHM step waits for), median over GPUs.
+  std::vector<double> handoff_s;
+  std::vector<std::string> handoff_gpus;
+  for (const json& s : samples_of(probe)) {
+    if (s.at("test") != "host_flag" || s.value("kind", "") != "gpu_gpu" || s.value("memory", "") != "pinned_host")
+      continue;
+    const double us = s.value("time_us_median", 0.0);
+    if (us <= 0) continue;
+    handoff_s.push_back(us * 1e-6);
+    handoff_gpus.push_back("GPU " + std::to_string(s.at("gpu").get<int>()) + " " + strprintf("%.4g", us) + " us");
+  }
+  if (!handoff_s.empty()) {
+    shm.step_s = median(handoff_s);
+    shm.notes.push_back(probe.path + ": an SHM step's flag, two thread blocks passing a counter through pinned host "
+                                     "memory, one way (node.pcie.shm_step_us): " +
+                        join(handoff_gpus, ", "));
+  }
   cal.shm = shm;
 }
 

@@ -95,7 +95,9 @@ void print_report(const Calibration& cal, const std::string& output) {
     for (const auto& n : cal.nic->notes) o << "  note: " << n << "\n";
   }
   if (cal.shm) {
-    o << "shm: " << strprintf("%.3f", cal.shm->channel_Bps / 1e9) << " GB/s per channel (node.pcie.shm_channel_GBps)\n";
+    o << "shm: " << strprintf("%.3f", cal.shm->channel_Bps / 1e9) << " GB/s per channel (node.pcie.shm_channel_GBps)";
+    if (cal.shm->step_s > 0) o << strprintf(", %.3f us per step (node.pcie.shm_step_us)", cal.shm->step_s * 1e6);
+    o << "\n";
     for (const auto& s : cal.shm->sources) o << "  source: " << s.file << " (" << s.kind << "): " << s.method << "\n";
     for (const auto& n : cal.shm->notes) o << "  note: " << n << "\n";
   }

@@ -172,10 +172,25 @@ TEST(ProbeImport, MeasuredShmFifoIsTheShmChannelRate) {
   EXPECT_NEAR(cal.shm->channel_Bps, 67108864 / 3879.49e-6, 1e-4 * cal.shm->channel_Bps);  // 17.30 GB/s
   EXPECT_EQ(cal.shm->sources.at(0).kind, "ccsim-probe-cuda shm_fifo");
   // Its 256-thread sample (64 MiB in 7145.87 us) is named for PCIe-only hosts.
-  ASSERT_EQ(cal.shm->notes.size(), 2u);
+  ASSERT_EQ(cal.shm->notes.size(), 3u);
   EXPECT_EQ(cal.shm->notes[1], "with 256 threads per block, as NCCL runs Ring/Simple on PCIe-only hosts, the channel "
                                "moves 9.39128 GB/s: --set node.pcie.shm_channel_GBps=9.39128 for such a host");
   EXPECT_NEAR(9.39128e9, 67108864 / 7145.87e-6, 1e-5 * 9.39128e9);
+  // Its host_flag handoff between two blocks through pinned host memory, a median 1.56707 us one way,
+  // is the SHM step (the repeat run measured 1.38293); it survives the file and becomes the key.
+  EXPECT_DOUBLE_EQ(cal.shm->step_s, 1.56707e-6);
+  const Calibration again = calibration_from_json(json::parse(calibration_to_json(cal)), "cal.json");
+  EXPECT_DOUBLE_EQ(again.shm->step_s, cal.shm->step_s);
+  const CalibrationEffect effect = calibration_effect(again, load_topology_spec("pcie-gen4-8gpu"), StepTiming{});
+  ASSERT_EQ(effect.spec_overrides.size(), 2u);
+  EXPECT_EQ(effect.spec_overrides[1], "node.pcie.shm_step_us=1.56707");
+  Calibration repeat;
+  add_cuda_probe(repeat, parse_probe_document("h200-probe-cuda-repeat.json", sample_text("h200-probe-cuda-repeat.json")));
+  EXPECT_DOUBLE_EQ(repeat.shm->step_s, 1.38293e-6);
+  // A calibration file's step must be a number from 0 to 1 ms.
+  json bad = json::parse(calibration_to_json(cal));
+  bad["shm"]["step_s"] = -1;
+  EXPECT_NE(error_of([&] { calibration_from_json(bad, "cal.json"); }).find("/shm/step_s"), std::string::npos);
 
   const json without_fifo = without_samples(json::parse(text), [](const json& s) { return s["test"] == "shm_fifo"; });
   Calibration fallback;
