@@ -27,8 +27,9 @@ const ValidatedSize& at(const ValidatedRun& run, std::uint64_t bytes) {
 }
 
 // Microsoft SuperBench's fixture of one A100 VM (-g 8, NCCL and host not stated): four collectives,
-// each within issue 11's targets on both sides (bandwidth 10%, latency 20%, medians). Medians today:
-// all_reduce +6% / +4%, reduce_scatter +10% / +3%, broadcast +9% / +2%, reduce +7% / +4%.
+// each within issue 11's targets on both sides (bandwidth 10%, latency 20%, medians). Medians today,
+// bandwidth / latency: all_reduce +5.7% / +4.1%, reduce_scatter +9.5% / +3.3%, broadcast +9.0% / +1.6%,
+// reduce +7.3% / +4.3%.
 struct SuperBenchCase {
   const char* file;
   const char* collective;
