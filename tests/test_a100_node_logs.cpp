@@ -70,10 +70,11 @@ TEST(A100NodeLogs, OneProcessPerGpuOnTheA100x8Host) {
   EXPECT_NEAR(k64.measured_time_us, 31.82, 1e-9);
   for (std::uint64_t b = 16384; b <= (2u << 20); b *= 2) EXPECT_LT(std::fabs(at(run, b).error), 0.15) << b;
   EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, kRingBoundGBps, 0.01 * kRingBoundGBps);
-  EXPECT_GT(run.latency.median_error, 0.15);  // +25%: the small-size floor (a known miss)
-  EXPECT_LT(run.latency.median_error, 0.35);
-  EXPECT_GT(run.bandwidth.median_error, 0.05);  // +12%: the mid sizes (a known miss)
-  EXPECT_LT(run.bandwidth.median_error, 0.20);
+  // The floor: NCCL's Ring/LL latency, 6.6 + 14 x 0.6 us, and nccl-tests' first launch over 20
+  // iterations (8 bytes on one channel add under 0.01 us); measured 17.9-24.4 us up to 2 KiB.
+  EXPECT_NEAR(run.sizes.front().predicted_time_us, 6.6 + 14 * 0.6 + 4.2 / 20, 0.02);
+  EXPECT_GT(run.latency.median_error, 0.20);    // the small-size floor: a known miss (+25%)
+  EXPECT_GT(run.bandwidth.median_error, 0.10);  // the mid sizes: a known miss (+12%)
 }
 
 // The same host with -g 8 (a100x8-1node-allreduce.txt) against one process per GPU: the same sizes
@@ -100,8 +101,7 @@ TEST(A100NodeLogs, GalvatronsA100Host) {
   const ValidatedRun run = validate_a100("a100x8-galvatron-allreduce-g8.txt");
   EXPECT_EQ(run.sizes.size(), 11u);
   EXPECT_LT(std::fabs(run.sizes.back().error), 0.05) << run.sizes.back().error;
-  EXPECT_GT(run.bandwidth.median_error, 0.10);  // a known miss
-  EXPECT_LT(run.bandwidth.median_error, 0.30);
+  EXPECT_GT(run.bandwidth.median_error, 0.10);  // the mid sizes: a known miss (+21%)
 }
 
 }  // namespace

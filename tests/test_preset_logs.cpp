@@ -212,9 +212,12 @@ TEST(PresetLogs, FourNodeVoltageParkPlateausBelowTheNvlinkBound) {
 // same cluster with its defaults plateaus at 320.7 (bandwidth +10%): 16 channels there reach what 24
 // do with the settings, a limit of that cluster the description does not carry.
 TEST(PresetLogs, EightNodeH100InfinibandWithTheRunsSettings) {
-  nlohmann::json spec = load_topology_spec("dgx-h100");
-  for (const char* e : {"NCCL_MIN_CTAS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}) apply_nccl_env(spec, e, "--env", "test");
-  const ValidatedRun tuned = testing::validate_real_log("h100x64-8node-ib-allreduce-minctas24.txt", spec, "dgx-h100");
+  const auto with_settings = [] {
+    nlohmann::json spec = load_topology_spec("dgx-h100");
+    for (const char* e : {"NCCL_MIN_CTAS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}) apply_nccl_env(spec, e, "--env", "test");
+    return spec;
+  };
+  const ValidatedRun tuned = testing::validate_real_log("h100x64-8node-ib-allreduce-minctas24.txt", with_settings(), "dgx-h100");
   EXPECT_EQ(tuned.prediction.facts.nodes, 8);
   EXPECT_EQ(tuned.sizes.back().nccl_algorithm, "Ring");
   EXPECT_NEAR(tuned.sizes.back().predicted_busbw_GBps, 18 * 20.6, 0.005 * 370.8);
@@ -222,21 +225,19 @@ TEST(PresetLogs, EightNodeH100InfinibandWithTheRunsSettings) {
   EXPECT_LT(std::fabs(tuned.bandwidth.median_error), 0.10) << tuned.bandwidth.median_error;
   EXPECT_LT(std::fabs(tuned.latency.median_error), 0.20) << tuned.latency.median_error;
   const ValidatedRun defaults = validate_log("h100x64-8node-ib-allreduce.txt", "dgx-h100");
-  EXPECT_NEAR(defaults.sizes.back().measured_busbw_GBps, 320.70, 0.01);
-  EXPECT_GT(defaults.bandwidth.median_error, 0.05);  // +10%: the cluster's default-setting limit
-  EXPECT_LT(defaults.bandwidth.median_error, 0.15);
+  // At 8 GiB the ring's NVLink bound against the log's 320.70 GB/s: the cluster's default-setting limit.
+  EXPECT_NEAR(defaults.sizes.back().error, 18 * 20.6 / 320.70 - 1, 0.01);
   // 2 of its hosts with NCCL_ALGO=Ring and the same settings: the ring at the same NVLink bound
   // (bandwidth -5%; 392.7 measured). Its 1-16 MiB run 157-199 us, flat, against Ring/LL128's 86-105
   // (latency side +67%: a known miss, docs/accuracy.md).
   ValidateOptions opts;
   opts.filter = parse_algo_filter("Ring", "", "test");
-  nlohmann::json pair = load_topology_spec("dgx-h100");
-  for (const char* e : {"NCCL_MIN_CTAS=24", "NCCL_IB_QPS_PER_CONNECTION=2"}) apply_nccl_env(pair, e, "--env", "test");
-  const ValidatedRun ring = testing::validate_real_log("h100x16-2node-ib-allreduce-ring-minctas24.txt", pair, "dgx-h100", opts);
+  const ValidatedRun ring =
+      testing::validate_real_log("h100x16-2node-ib-allreduce-ring-minctas24.txt", with_settings(), "dgx-h100", opts);
   EXPECT_EQ(ring.sizes.back().nccl_algorithm, "Ring");
   EXPECT_NEAR(ring.sizes.back().predicted_busbw_GBps, 18 * 20.6, 0.005 * 370.8);
   EXPECT_LT(std::fabs(ring.bandwidth.median_error), 0.10) << ring.bandwidth.median_error;
-  EXPECT_GT(ring.latency.median_error, 0.40) << ring.latency.median_error;
+  EXPECT_GT(ring.latency.median_error, 0.20) << ring.latency.median_error;  // misses the target
 }
 
 // 2 GCP A4 nodes (8 B200, 8 RDMA NICs each through Google's gIB plugin, NCCL 2.26.6), all_gather.
