@@ -14,6 +14,18 @@ double chain_chunk_wire_bytes(const Topology& topo, Proto p) {
   return static_cast<double>(nccl_buffer_bytes(topo, p)) / nccl230::kSteps;
 }
 
+double chain_forward_unit_wire_bytes(Proto p, int threads, bool multi_node) {
+  if (multi_node || threads <= 0) return 0;
+  constexpr double kLLLineBytes = 16;                  // union ncclLLFifoLine
+  constexpr double kLL128WarpSliceBytes = 32 * 8 * 8;  // WARP_SIZE x NCCL_LL128_SHMEM_ELEMS_PER_THREAD x 8 B
+  switch (p) {
+    case Proto::LL: return threads * kLLLineBytes;
+    case Proto::LL128: return threads / 32 * kLL128WarpSliceBytes;
+    case Proto::Simple: return 0;
+  }
+  return 0;
+}
+
 int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOptions& options) {
   if (plan.families.empty()) return 1;
   const int families = static_cast<int>(plan.families.size());
@@ -27,7 +39,10 @@ int chain_chunks(const RingPlan& plan, double size_bytes, const ChainScheduleOpt
   const int channels = std::max(1, options.nccl_channels > 0 ? (options.nccl_channels + families - 1) / families
                                                              : plan.families.front().channels);
   const double per_channel = per_family / channels;
-  const double c = (options.nccl_channels > 0 ? channels : 1) * std::ceil(per_channel / options.chunk_wire_bytes);
+  // LL and LL128 pass each round of lines on as it arrives: the pipeline's unit is that round.
+  const double unit = options.forward_unit_wire_bytes > 0 ? std::min(options.forward_unit_wire_bytes, options.chunk_wire_bytes)
+                                                          : options.chunk_wire_bytes;
+  const double c = (options.nccl_channels > 0 ? channels : 1) * std::ceil(per_channel / unit);
   return clamp_chunks(c, options.max_chunks);
 }
 

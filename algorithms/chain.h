@@ -38,7 +38,20 @@ struct ChainScheduleOptions {
   // a hop's link serves the channels' chunks one after another, so the chain's pipeline has a unit
   // per channel and chunk, not per chunk of the channels in lockstep (chain_chunks).
   int nccl_channels = 0;
+  // > 0: the piece of a channel's data a GPU forwards before the rest has arrived, in wire bytes, when
+  // it is smaller than a chunk. LL and LL128 forward as their lines arrive (chain_forward_unit_wire_bytes),
+  // Simple a whole slice (one step for broadcast and reduce): 0, the chunk.
+  double forward_unit_wire_bytes = 0;
 };
+
+// What one NCCL thread block forwards per round of its loop, in wire bytes, for a protocol whose
+// receivers pass data on before a step is complete: LL, one 16 B line per thread (prims_ll.h: each
+// thread reads and stores its line, then moves on by nthreads lines); LL128, 2 KiB per warp
+// (prims_ll128.h: WireWordPerSlice = WARP_SIZE x NCCL_LL128_SHMEM_ELEMS_PER_THREAD = 32 x 8 words of
+// 8 B, each warp polling its own lines' flags), so nthreads x 64 B. 0 for Simple, whose receiver waits
+// for a slice's tail flag (prims_simple.h), and for hops through a network proxy, which sends whole
+// steps: the chain of a multi-node ring keeps the step.
+double chain_forward_unit_wire_bytes(Proto p, int threads, bool multi_node);
 
 // Chunks each family's data is cut into for a size: NCCL's channels of the family (options.nccl_channels
 // / families; the plan's channels when not given) x ceil(wire bytes per channel / chunk_wire_bytes),

@@ -37,6 +37,7 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     opt.channel_rate_cap_Bps = ring_channel_cap_Bps(summary, plan, ring_proto, size_bytes);
     int threads = 0;
     nccl_channels_threads(summary, Algo::Ring, ring_proto, static_cast<std::uint64_t>(size_bytes), &opt.nccl_channels, &threads);
+    opt.forward_unit_wire_bytes = chain_forward_unit_wire_bytes(ring_proto, threads, topo.num_nodes() > 1);
     out.schedule = chain_schedule(topo, plan, collective, size_bytes, root, opt);
     out.pipeline_depth = kChainPipelineDepth;
     out.proto = ring_proto;

@@ -135,6 +135,49 @@ TEST(Chain, EngineMatchesTheClosedFormForEveryProtocol) {
   }
 }
 
+// LL and LL128 receivers pass lines on as they arrive, so a chain's unit is one round of the block's
+// loop, not the buffer's slot: LL 512 threads x 16 B lines = 8 KiB, LL128 20 warps x 2 KiB = 40 KiB;
+// Simple waits for a slice, and a network proxy sends whole steps.
+TEST(Chain, LLAndLL128ForwardOneRoundOfLinesPerHop) {
+  EXPECT_DOUBLE_EQ(chain_forward_unit_wire_bytes(Proto::LL, 512, false), 8192);
+  EXPECT_DOUBLE_EQ(chain_forward_unit_wire_bytes(Proto::LL, 64, false), 1024);
+  EXPECT_DOUBLE_EQ(chain_forward_unit_wire_bytes(Proto::LL128, 640, false), 40960);
+  EXPECT_DOUBLE_EQ(chain_forward_unit_wire_bytes(Proto::Simple, 544, false), 0);
+  EXPECT_DOUBLE_EQ(chain_forward_unit_wire_bytes(Proto::LL, 512, true), 0);
+
+  // 32 KiB of LL on one channel, each of the family's 2 channels capped at 5 GB/s of data (a connection
+  // carries the family's channels: beta = 2 channels x 5 GB/s x LL's wire factor 2 = 20 GB/s on the
+  // wire, below the links): 64 KiB on the wire, one slot; in rounds of 8 KiB,
+  // 8 units. By hand (n = 8, 7 hops of latency alpha): the slot crosses every hop whole,
+  // T_slot = launch + 7 (alpha + 64 KiB / beta); the rounds
+  //   T = launch + 7 (alpha + 8 KiB / beta) + 7 x 8 KiB / beta + 2 l (body and tail restarts).
+  const int n = 8;
+  const Topology topo = uniform(n);
+  const RingPlan plan = plan_rings(topo, 2);
+  const double l = route_latency_s(topo, route_between_gpus(topo, 0, 1, 0));
+  ChainScheduleOptions opt = chain_options(Proto::LL);
+  opt.nccl_channels = 1;
+  opt.channel_rate_cap_Bps = 5e9;
+  const double beta = 20e9;
+  const double size = 32 * 1024, wire = 2 * size, unit = 8192;
+  ASSERT_EQ(chain_chunks(plan, size, opt), 1);
+  opt.forward_unit_wire_bytes = unit;
+  ASSERT_EQ(chain_chunks(plan, size, opt), 8);
+  const double launch = 6.6e-6, alpha = 2.7e-6;  // baseLat Ring/LL; hwLat NET Ring/LL (single-GPU nodes)
+  const double expected = launch + (n - 1) * (alpha + unit / beta) + 7 * unit / beta + 2 * l;
+  const double slot_whole = launch + (n - 1) * (alpha + wire / beta);
+  EngineOptions eo;
+  eo.pipeline_depth = kChainPipelineDepth;
+  const SimResult r = simulate_one(topo, chain_schedule(topo, plan, "broadcast", size, 0, opt), eo);
+  EXPECT_NEAR(r.time_s, expected, 0.02 * expected);
+  opt.forward_unit_wire_bytes = 0;
+  const SimResult whole = simulate_one(topo, chain_schedule(topo, plan, "broadcast", size, 0, opt), eo);
+  EXPECT_NEAR(whole.time_s, slot_whole, 0.02 * slot_whole);
+  // A forward unit larger than the slot does not coarsen the chain.
+  opt.forward_unit_wire_bytes = 1 << 20;
+  EXPECT_EQ(chain_chunks(plan, size, opt), 1);
+}
+
 TEST(P2p, NcclChannelAndChunkDecisionsOnDgxH100) {
   // One node: 18 NVLinks per GPU -> 2 x 18 = 36 channels per NVLink peer; comm->nChannels is
   // NCCL's estimate (24 on an H100 node) -> p2pnChannels = pow2Up(24) = 32, per peer
