@@ -107,6 +107,30 @@ double first_link_bw(const Topology& topo, VertexId v, LinkKind kind) {
   return 0;
 }
 
+// NCCL's tree graph starts as BALANCED_TREE: a channel's parent and first child go through the NIC
+// of the chain's first GPU, the second child through the same NIC from the chain's second GPU, each at
+// bwInter / 2, and both GPUs must reach that NIC within the search's path type (search.cc,
+// ncclTopoSearchRecGpu "Balanced Tree : count half of the bandwidth on first two GPUs"). Where no NIC
+// has two GPUs that close (one NIC per GPU, each behind its own PCIe switch: DGX H100, B200, p5),
+// the balanced search finds nothing, and on sm90 and later NCCL falls back to TREE at the same speed
+// ("Try a simpler tree", ccMin >= 90), whose channels the tuner discounts (busBw x 0.85 for
+// NCCL_TOPO_PATTERN_TREE, tuning.cc). Older GPUs keep the balanced pattern and relax the path type.
+// One node has no NIC in the tree, and one GPU per node no second GPU to share it: balanced.
+bool balanced_tree_found(const Topology& topo, bool multi, int compCap, NcclPath typeInter) {
+  const int ppn = topo.gpus_per_node(), nics = topo.nics_per_node();
+  if (!multi || ppn < 2 || nics < 1 || compCap < 90) return true;
+  for (int r = 0; r < nics; ++r) {
+    int close = 0;
+    for (int l = 0; l < ppn; ++l) {
+      NcclPath p = from_path_class(path_class(topo, topo.gpu(l), topo.nic(0, r)));
+      if (p == NcclPath::Nvl) p = NcclPath::Pix;  // as typeInter is taken (a C2C-attached NIC)
+      if (static_cast<int>(p) <= static_cast<int>(typeInter)) ++close;
+    }
+    if (close >= 2) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
@@ -299,7 +323,11 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
   }
   s.ring = ring;
   s.tree = ring;
-  s.tree.derivation = "same channels as the ring (NCCL keeps ring and tree channel counts equal); balanced tree pattern";
+  s.tree.balancedTree = balanced_tree_found(topo, multi, cc, typeInter);
+  s.tree.derivation = std::string("same channels as the ring (NCCL keeps ring and tree channel counts equal); ") +
+                      (s.tree.balancedTree ? "balanced tree pattern"
+                                           : std::string("tree pattern (no NIC has two GPUs at ") + to_string(typeInter) +
+                                                 " for a balanced tree: the tuner takes 0.85 of Tree's bandwidth)");
   // NCCL's search runs the tree graph as the ring's, then its pass 2 raises the tree's bwIntra alone,
   // with bwInter fixed, while the channels still fit inside the node and bwIntra < 2 x bwInter ("increase
   // bwIntra for trees (2 nodes or collnet)", search.cc). The tuner reads bwIntra on 2 nodes, where

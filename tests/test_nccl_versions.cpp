@@ -65,13 +65,14 @@ TEST(NcclVersions, DefaultIs230AndExplicit230ChangesNothing) {
   }
 }
 
-// Two dgx-h100 nodes, AllReduce 2 MiB: NCCL 2.30 picks Tree/LL128, NCCL 2.19-2.26 NVLSTree/Simple.
-TEST(NcclVersions, TwoNodeH100PickMovesToNvlsTreeAt2MiBBefore227) {
-  const double S = 2 * MiB;
+// Two dgx-h100 nodes, AllReduce 1 MiB: NCCL 2.30 picks Tree/LL128, NCCL 2.19-2.26 NVLSTree/Simple.
+TEST(NcclVersions, TwoNodeH100PickMovesToNvlsTreeAt1MiBBefore227) {
+  const double S = 1 * MiB;
   // Tree/LL128 (same in every range): busBw min(8 x 48 x .92, 8 x 41.4) = 331.2, LL128 min(x 120/128,
-  // 8 x 36.7) = 293.6, algBw x .5 = 146.8, tree correction [LL128][log2(2 MiB / 64) = 15] = .6;
+  // 8 x 36.7) = 293.6, x .85 (dgx-h100's tree graph is NCCL_TOPO_PATTERN_TREE: one NIC per GPU leaves
+  // no balanced tree), algBw x .5 = 124.78, tree correction [LL128][log2(1 MiB / 64) = 14] = .6;
   // latency 14.0 + 2 x (7 x 1.25 + 1 x 8.5) = 48.5.
-  const double tree_ll128 = 48.5 + S / (1000 * 146.8 * .6);
+  const double tree_ll128 = 48.5 + S / (1000 * 293.6 * .85 * .5 * .6);
   // NVLSTree 2.30: bw min(40 x .85 x 7/8 x 2, 48 x 2, 57.7) = 57.7, x 8 ch x 16/30; latency 25 + 2 x 20.9.
   const double nvlstree_230 = 66.8 + S / (1000 * 57.7 * 8 * 16 / 30);
   // NVLSTree 2.19-2.26: bw min(bwIntra 40, bwInter 48) x 8 ch x 5/6; latency 2.19: 23 + 2 x 14, 2.23: 25 + 2 x 14.
@@ -81,16 +82,13 @@ TEST(NcclVersions, TwoNodeH100PickMovesToNvlsTreeAt2MiBBefore227) {
   ASSERT_LT(nvlstree_219, tree_ll128);
 
   const NcclTopoSummary s230 = h100(2), s219 = h100(2, "2.19"), s223 = h100(2, "2.23");
-  EXPECT_EQ(pick(s230, 2 * MiB), "Tree/LL128");
-  EXPECT_NEAR(choose(s230, Func::AllReduce, 2 * MiB).time_us, tree_ll128, 1e-6);
-  EXPECT_NEAR(row(nccl_costs(s230, Func::AllReduce, 2 * MiB), Algo::NVLSTree, Proto::Simple).time_us, nvlstree_230, 1e-6);
-  EXPECT_EQ(pick(s219, 2 * MiB), "NVLSTree/Simple");
-  EXPECT_NEAR(choose(s219, Func::AllReduce, 2 * MiB).time_us, nvlstree_219, 1e-6);
-  EXPECT_EQ(pick(s223, 2 * MiB), "NVLSTree/Simple");
-  EXPECT_NEAR(choose(s223, Func::AllReduce, 2 * MiB).time_us, nvlstree_223, 1e-6);
-  // 256 KiB stays Tree/LL128 in 2.19: 48.5 + 262144 / (146.8 x .6 x 1000) = 51.48 against NVLSTree's
-  // 51 + 262144 / 266667 = 51.98 (correction [LL128][12] = .6).
-  EXPECT_EQ(pick(s219, 256 * KiB), "Tree/LL128");
+  EXPECT_EQ(pick(s230, 1 * MiB), "Tree/LL128");
+  EXPECT_NEAR(choose(s230, Func::AllReduce, 1 * MiB).time_us, tree_ll128, 1e-6);
+  EXPECT_NEAR(row(nccl_costs(s230, Func::AllReduce, 1 * MiB), Algo::NVLSTree, Proto::Simple).time_us, nvlstree_230, 1e-6);
+  EXPECT_EQ(pick(s219, 1 * MiB), "NVLSTree/Simple");
+  EXPECT_NEAR(choose(s219, Func::AllReduce, 1 * MiB).time_us, nvlstree_219, 1e-6);
+  EXPECT_EQ(pick(s223, 1 * MiB), "NVLSTree/Simple");
+  EXPECT_NEAR(choose(s223, Func::AllReduce, 1 * MiB).time_us, nvlstree_223, 1e-6);
   // The engine's ceilings are the kernels' rates: 2.30's perChMaxNVLSTreeBws whatever the tuner's release.
   EXPECT_NEAR(nccl_busbw_ceiling_GBps(s230, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 57.7, 1e-9);
   EXPECT_NEAR(nccl_busbw_ceiling_GBps(s219, Func::AllReduce, Algo::NVLSTree, Proto::Simple), 8 * 57.7, 1e-9);
@@ -165,13 +163,13 @@ TEST(NcclVersions, ScenarioWorkloadKey) {
     return parse_scenario(nlohmann::ordered_json::parse(
                               R"({"format": "ccsim-scenario/1", "cluster": {"topology": "dgx-h100", "nodes": 2},
                                   "workloads": [{"collective": "all_reduce", "model": "closed-form",
-                                                 "sizes": {"min": "2M", "max": "2M"}, "nccl_version": ")" +
+                                                 "sizes": {"min": "1M", "max": "1M"}, "nccl_version": ")" +
                               version + R"("}]})"),
                           "s.json", "");
   };
   const VariantResult old = run_variant(scenario("2.19"), 0, VariantRunOptions{});
   ASSERT_EQ(old.workloads.at(0).rows.size(), 1u);
-  EXPECT_EQ(old.workloads[0].rows[0].algorithm, "NVLSTree");  // as TwoNodeH100PickMovesToNvlsTreeAt2MiBBefore227
+  EXPECT_EQ(old.workloads[0].rows[0].algorithm, "NVLSTree");  // as TwoNodeH100PickMovesToNvlsTreeAt1MiBBefore227
   EXPECT_EQ(run_variant(scenario("2.30"), 0, VariantRunOptions{}).workloads.at(0).rows.at(0).algorithm, "Tree");
   try {
     scenario("2.8");
@@ -182,11 +180,11 @@ TEST(NcclVersions, ScenarioWorkloadKey) {
 }
 
 TEST(NcclVersions, CommandLineFlagAndRefusal) {
-  const auto old = testing::run_ccsim("all_reduce_perf -b 2M -e 2M --nodes 2 --model closed-form --nccl-version 2.19.4");
+  const auto old = testing::run_ccsim("all_reduce_perf -b 1M -e 1M --nodes 2 --model closed-form --nccl-version 2.19.4");
   ASSERT_EQ(old.code, 0) << old.err;
-  EXPECT_NE(old.out.find("# NCCL tuner (NCCL 2.19.4) picks: NVLSTree/Simple 2 MiB"), std::string::npos) << old.out;
-  const auto now = testing::run_ccsim("all_reduce_perf -b 2M -e 2M --nodes 2 --model closed-form");
-  EXPECT_NE(now.out.find("# NCCL tuner (NCCL 2.30.7) picks: Tree/LL128 2 MiB"), std::string::npos) << now.out;
+  EXPECT_NE(old.out.find("# NCCL tuner (NCCL 2.19.4) picks: NVLSTree/Simple 1 MiB"), std::string::npos) << old.out;
+  const auto now = testing::run_ccsim("all_reduce_perf -b 1M -e 1M --nodes 2 --model closed-form");
+  EXPECT_NE(now.out.find("# NCCL tuner (NCCL 2.30.7) picks: Tree/LL128 1 MiB"), std::string::npos) << now.out;
   const auto explain = testing::run_ccsim("explain -b 2M --nodes 2 --nccl-version 2.19");
   ASSERT_EQ(explain.code, 0) << explain.err;
   EXPECT_NE(explain.out.find("tuner constants of NCCL 2.19-2.22: NVIDIA/nccl src/graph/tuning.cc at b6475625"),

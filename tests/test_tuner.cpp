@@ -42,7 +42,8 @@ TEST(Tuner, TwoNodeH100Choices) {
   const NcclTopoSummary s = h100(2);
   // 8 B: Tree LL 6.8 + 2 x (7 x .6 + 1 x 5.0) = 25.2 < Ring LL 40.0 < NVLSTree 66.8.
   EXPECT_EQ(pick(s, 8), "Tree/LL");
-  EXPECT_NEAR(choose(s, Func::AllReduce, 8).time_us, 25.2 + 8 / (1000 * 19.5), 1e-9);
+  // algBw: llMaxBw 39 x .85 (NCCL_TOPO_PATTERN_TREE) x .5.
+  EXPECT_NEAR(choose(s, Func::AllReduce, 8).time_us, 25.2 + 8 / (1000 * 39 * .85 * .5), 1e-9);
   EXPECT_EQ(pick(s, 64 * KiB), "Tree/LL");
   EXPECT_EQ(pick(s, 1 * MiB), "Tree/LL128");
   // Large: NVLSTree 66.8 + S/246.19e3 (57.7 x 8 x 16/30).
