@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 
 #include "algorithms/nccl_model.h"
 #include "common/error.h"
@@ -13,8 +14,8 @@ namespace {
 
 static_assert(kNumAlgos == 7 && kNumProtos == 3, "NcclTunerConstants is laid out for 7 algorithms x 3 protocols");
 
-// --- NCCL 2.19-2.22: src/graph/tuning.cc of NVIDIA/nccl at b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2
-// (makefiles/version.mk there: 2.20.3). 2.19.x, 2.21.x and 2.22.x are taken to be equal (not read).
+// --- NCCL 2.19-2.21: src/graph/tuning.cc of NVIDIA/nccl at b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2
+// (makefiles/version.mk there: 2.20.3). 2.19.x and 2.21.x are taken to be equal (not read).
 namespace v2_19 {
 const double baseLat[7][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
 const double hwLat[3][7][3] = {
@@ -28,6 +29,25 @@ const double perChMaxRingLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0
 const double perChMaxTreeLL128Bws[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {36.7, 36.7, 29.0}};
 const double perChMaxTreeBws[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}};
 }  // namespace v2_19
+
+// --- NCCL 2.22: 2.20.3's tables but NVLS and NVLSTree's NVLink latency 25 us (2.23's) instead of 23.
+// Source: NCCL 2.22.3's own cost-model times, printed per size by its tuner on 3 nodes of 8 H100
+// (NVIDIA/nccl#1453, tests/data/nccl-tests/h100x24-3node-tuner-debug-nccl2.22.3.txt): NVLSTree/Simple
+// 59.55, 66.11 and 79.21 us at 512 KiB, 1 and 2 MiB, 2.00 us above 2.20.3's constants at each, while
+// its Tree and Ring times equal them to 0.01 us. NVLS's entry is taken with NVLSTree's (the two are
+// equal in every table read).
+namespace v2_22 {
+struct HwLat {
+  double v[3][7][3];
+};
+const HwLat hwLat = [] {
+  HwLat t{};
+  std::memcpy(t.v, v2_19::hwLat, sizeof t.v);
+  t.v[nccl230::kHwNvlink][static_cast<int>(Algo::NVLS)][static_cast<int>(Proto::Simple)] = 25;
+  t.v[nccl230::kHwNvlink][static_cast<int>(Algo::NVLSTree)][static_cast<int>(Proto::Simple)] = 25;
+  return t;
+}();
+}  // namespace v2_22
 
 // --- NCCL 2.23-2.26: src/graph/tuning.cc of that line as stored in the code index (repository and tag
 // not identified): it has PAT and NCCL_MAX_DEV_WORK_BATCH_COLLS (both new in 2.23) and sm100 rows at
@@ -66,10 +86,8 @@ NcclTunerConstants range_with_tables(int first_minor, int last_minor, const char
   return c;
 }
 
-NcclTunerConstants make_2_19() {
-  NcclTunerConstants c = range_with_tables(19, 22, "NVIDIA/nccl src/graph/tuning.cc at b6475625 (v2.20.3)", v2_19::baseLat,
-                                           v2_19::hwLat, v2_19::llMaxBws, v2_19::perChMaxRingLL128Bws,
-                                           v2_19::perChMaxTreeLL128Bws, v2_19::perChMaxTreeBws);
+// The rules 2.19-2.22 share (2.20.3's).
+void set_2_19_rules(NcclTunerConstants& c) {
   c.blackwell_rows = false;
   c.pat = false;
   c.ring_ll_half = false;
@@ -80,6 +98,22 @@ NcclTunerConstants make_2_19() {
   c.nvls_agrs_min_intra_share = false;
   c.non_ring_agrs_keep_busbw = false;
   c.nvlstree_correction_sm100 = false;
+}
+
+NcclTunerConstants make_2_19() {
+  NcclTunerConstants c = range_with_tables(19, 21, "NVIDIA/nccl src/graph/tuning.cc at b6475625 (v2.20.3)", v2_19::baseLat,
+                                           v2_19::hwLat, v2_19::llMaxBws, v2_19::perChMaxRingLL128Bws,
+                                           v2_19::perChMaxTreeLL128Bws, v2_19::perChMaxTreeBws);
+  set_2_19_rules(c);
+  return c;
+}
+
+NcclTunerConstants make_2_22() {
+  NcclTunerConstants c = range_with_tables(
+      22, 22, "v2.20.3's src/graph/tuning.cc with NVLS/NVLSTree NVLink latency 25 us (NCCL 2.22.3's printed model times, NVIDIA/nccl#1453)",
+      v2_19::baseLat, v2_22::hwLat.v, v2_19::llMaxBws, v2_19::perChMaxRingLL128Bws, v2_19::perChMaxTreeLL128Bws,
+      v2_19::perChMaxTreeBws);
+  set_2_19_rules(c);
   return c;
 }
 
@@ -103,7 +137,7 @@ NcclTunerConstants make_2_27() {
 }
 
 // Oldest first; contiguous minors from the first range's to the last's.
-const NcclTunerConstants kRanges[] = {make_2_19(), make_2_23(), make_2_27()};
+const NcclTunerConstants kRanges[] = {make_2_19(), make_2_22(), make_2_23(), make_2_27()};
 
 const NcclTunerConstants* range_of(int minor) {
   for (const auto& r : kRanges)
@@ -130,7 +164,9 @@ std::string NcclVersion::label() const {
 }
 
 std::string NcclVersion::range() const {
-  return tuner ? "2." + std::to_string(tuner->first_minor) + "-2." + std::to_string(tuner->last_minor) : "";
+  if (!tuner) return "";
+  const std::string first = "2." + std::to_string(tuner->first_minor);
+  return tuner->first_minor == tuner->last_minor ? first : first + "-2." + std::to_string(tuner->last_minor);
 }
 
 std::string supported_nccl_versions() {

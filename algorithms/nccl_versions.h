@@ -49,7 +49,7 @@ struct NcclVersion {
   const NcclTunerConstants* tuner = nullptr;
   // "NCCL 2.30.7", "NCCL 2.19": what reports print.
   std::string label() const;
-  // "2.19-2.22": the range whose constants are used.
+  // "2.19-2.21" (or "2.22", a range of one minor): the range whose constants are used.
   std::string range() const;
 };
 
