@@ -31,6 +31,14 @@ declare -A nccl_version=(
   ["h100x32-4node-ndr-allreduce-nccl2.26.2.txt"]=2.26.2  # printed
   ["h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt"]=2.24.3  # printed
   ["rtx5090-x8-epyc-p2p-allreduce-g8-nccl2.29.7.txt"]=2.29.7  # printed (nccl-library=22907)
+  ["h100x8-1node-allgather-ring-g8-nccl2.26.2.txt"]=2.26.2  # printed
+  ["h100x8-1node-reducescatter-ring-g8-nccl2.26.2.txt"]=2.26.2  # printed
+  ["h100x8-1node-allgather-nccl2.29.2.txt"]=2.29.2  # printed (nccl-library=22902)
+  ["h100x8-1node-reducescatter-nccl2.29.2.txt"]=2.29.2  # printed
+  ["h100x8-1node-alltoall-nccl2.29.2.txt"]=2.29.2  # printed
+  ["h100x80-10node-allgather-nccl2.29.2.txt"]=2.29.2  # printed
+  ["h100x80-10node-reducescatter-nccl2.29.2.txt"]=2.29.2  # printed
+  ["h100x80-10node-alltoall-nccl2.29.2.txt"]=2.29.2  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -90,6 +98,15 @@ cases=(
   "dgx2-v100x12-broadcast-g12.txt|--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0"
   "dgx2-v100x12-reduce-g12.txt|--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0"
   "a100x4-sxm4-nvlink-mesh-allreduce-g4.txt|--topology hgx-a100 --set node.gpu.count=4 --set node.nic.count=0 --set node.nvlink.nvswitch=false --set node.nvlink.peers=[[0,1,4],[0,2,4],[0,3,4],[1,2,4],[1,3,4],[2,3,4]]"
+  "h100x8-1node-allgather-ring-g8-nccl2.26.2.txt|--topology dgx-h100 --algo Ring --env NCCL_NVLS_ENABLE=0"
+  "h100x8-1node-reducescatter-ring-g8-nccl2.26.2.txt|--topology dgx-h100 --algo Ring --env NCCL_NVLS_ENABLE=0"
+  "h100x8-1node-allgather-nccl2.29.2.txt|--topology dgx-h100"
+  "h100x8-1node-reducescatter-nccl2.29.2.txt|--topology dgx-h100"
+  "h100x8-1node-alltoall-nccl2.29.2.txt|--topology dgx-h100"
+  "h100x16-2node-alltoall.txt|--topology dgx-h100"
+  "h100x80-10node-allgather-nccl2.29.2.txt|--topology dgx-h100"
+  "h100x80-10node-reducescatter-nccl2.29.2.txt|--topology dgx-h100"
+  "h100x80-10node-alltoall-nccl2.29.2.txt|--topology dgx-h100"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f
