@@ -35,6 +35,13 @@ ojson validation_json(const ValidationReport& report) {
                          {"channels", d.channels},
                          {"nvls", d.nvls},
                          {"algorithms", d.algorithms},
+                         {"choices", [&d] {
+                            ojson a = ojson::array();
+                            for (const auto& c : d.choices)
+                              a.push_back({{"collective", c.collective}, {"bytes", c.bytes}, {"algorithm", c.algorithm},
+                                           {"protocol", c.protocol}});
+                            return a;
+                          }()},
                          {"env", d.env}};
   }
   ojson runs = ojson::array();

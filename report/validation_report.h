@@ -46,6 +46,15 @@ struct DebugFacts {
   int channels = 0;                // largest "N coll channels" / channel count printed
   bool nvls = false;               // NVLS multicast set up
   std::vector<std::string> algorithms;  // algorithms NCCL printed as chosen / enabled, if it did
+  // NCCL's per-call choices as it printed them (TUNING lines "AllReduce: 4194304 Bytes -> Algo RING proto
+  // LL128 ...", older "4194304 Bytes -> Algo 1 proto 1 time ..."; calibrate/nccl_debug_log.h), the first
+  // line of each collective and size.
+  struct Choice {
+    std::string collective;  // NCCL's name ("AllReduce"), "" when the line does not name it
+    std::uint64_t bytes = 0; // NCCL's bytes: count x type size (AllGather/ReduceScatter: per rank in 2.19+)
+    std::string algorithm, protocol;  // canonical, as ccsim prints them ("Ring", "LL128")
+  };
+  std::vector<Choice> choices;
   std::vector<std::string> env;    // NCCL_* settings NCCL echoed ("NCCL_ALGO set by environment to Ring")
 };
 

@@ -104,6 +104,44 @@ std::vector<std::string> spikes(const ValidatedRun& run) {
   return out;
 }
 
+// A validated size and the choice NCCL printed for it.
+struct SizeChoice {
+  const ValidatedSize* size;
+  const DebugFacts::Choice* choice;
+};
+
+// NCCL's name of an nccl-tests collective whose choice NCCL prints ("" for alltoall and sendrecv, which
+// are grouped sends and receives without an algorithm).
+std::string nccl_func_name(const std::string& collective) {
+  if (collective == "all_reduce") return "AllReduce";
+  if (collective == "all_gather") return "AllGather";
+  if (collective == "reduce_scatter") return "ReduceScatter";
+  if (collective == "broadcast") return "Broadcast";
+  if (collective == "reduce") return "Reduce";
+  return "";
+}
+
+// The run's sizes whose choice the debug log prints. NCCL prints count x type size: the nccl-tests size
+// for AllReduce, Broadcast and Reduce; for AllGather and ReduceScatter NCCL 2.19+ prints one rank's
+// share (older releases the whole buffer, which also matches).
+std::vector<SizeChoice> printed_choices(const ValidatedRun& run, const DebugFacts& debug) {
+  std::vector<SizeChoice> out;
+  const std::string func = nccl_func_name(run.log.collective);
+  if (!debug.present || func.empty()) return out;
+  const bool per_rank = func == "AllGather" || func == "ReduceScatter";
+  for (const ValidatedSize& s : run.sizes) {
+    for (const DebugFacts::Choice& c : debug.choices) {
+      if (!c.collective.empty() && c.collective != func) continue;
+      const bool same = c.bytes == s.size_bytes ||
+                        (per_rank && run.log.ranks > 0 && c.bytes * static_cast<std::uint64_t>(run.log.ranks) == s.size_bytes);
+      if (!same) continue;
+      out.push_back({&s, &c});
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& topo, const DebugFacts& debug,
@@ -286,8 +324,35 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         "predict with NCCL's count: --env NCCL_MIN_NCHANNELS=" + n + " --env NCCL_MAX_NCHANNELS=" + n +
             " (a setting the run had, NCCL_MAX_CTAS or a different search, makes the difference)");
   }
-  if (debug.present && !debug.algorithms.empty() && (bw_slow || lat_slow)) {
-    // NCCL printed its choices (NCCL_DEBUG_SUBSYS=TUNING or COLL lines): compare with ccsim's assumption.
+  // NCCL printed its choices (NCCL_DEBUG_SUBSYS=TUNING or COLL lines): size by size where they name the
+  // run's sizes, else the algorithms it used against those ccsim assumed.
+  const std::vector<SizeChoice> printed = printed_choices(run, debug);
+  if (!printed.empty()) {
+    std::string differ;
+    int n_differ = 0;
+    for (const SizeChoice& c : printed) {
+      const std::string assumed = c.size->nccl_algorithm + "/" + c.size->nccl_protocol;
+      const std::string ran = c.choice->algorithm + "/" + c.choice->protocol;
+      if (assumed == ran) continue;
+      if (++n_differ <= 6)
+        differ += std::string(differ.empty() ? "" : "; ") + format_bytes(static_cast<double>(c.size->size_bytes)) + ": NCCL " +
+                  ran + ", ccsim " + assumed;
+    }
+    if (n_differ > 6) differ += "; " + std::to_string(n_differ - 6) + " more";
+    if (n_differ > 0) {
+      add("nccl-chose-otherwise", "NCCL ran other algorithms or protocols than ccsim's tuner assumed",
+          debug.file + " prints NCCL's choice at " + std::to_string(printed.size()) + " of the log's sizes; " +
+              std::to_string(n_differ) + (n_differ == 1 ? " differs: " : " differ: ") + differ,
+          "a tuner plugin, NCCL_ALGO / NCCL_PROTO, or a NCCL version whose tuning differs from " +
+              run.prediction.facts.cost_model +
+              ": --nccl-version with the log's version, or --algo / --proto with NCCL's choice, predicts what ran");
+    } else {
+      add("nccl-choices-agree", "NCCL's printed choices are ccsim's tuner's",
+          debug.file + " prints NCCL's choice at " + std::to_string(printed.size()) +
+              " of the log's sizes, each the algorithm and protocol ccsim predicted with",
+          "the gap, if any, is the cost of what ran, not the choice", true);
+    }
+  } else if (debug.present && !debug.algorithms.empty() && (bw_slow || lat_slow)) {
     std::vector<std::string> assumed;
     for (const auto& s : run.sizes)
       if (std::find(assumed.begin(), assumed.end(), s.nccl_algorithm) == assumed.end()) assumed.push_back(s.nccl_algorithm);
@@ -295,11 +360,11 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     for (const auto& a : assumed)
       if (std::find(debug.algorithms.begin(), debug.algorithms.end(), a) == debug.algorithms.end()) missing.push_back(a);
     if (!missing.empty()) {
-      std::string printed, absent;
-      for (const auto& a : debug.algorithms) printed += (printed.empty() ? "" : ", ") + a;
+      std::string printed_algos, absent;
+      for (const auto& a : debug.algorithms) printed_algos += (printed_algos.empty() ? "" : ", ") + a;
       for (const auto& a : missing) absent += (absent.empty() ? "" : ", ") + a;
       add("nccl-chose-otherwise", "NCCL ran other algorithms than ccsim's tuner assumed",
-          debug.file + " shows NCCL choosing " + printed + "; ccsim assumed " + absent + " for some sizes",
+          debug.file + " shows NCCL choosing " + printed_algos + "; ccsim assumed " + absent + " for some sizes",
           "a tuner plugin, NCCL_ALGO, or a NCCL version whose tuning differs from " + run.prediction.facts.cost_model +
               "; predict with the algorithms NCCL used (ccsim predict --algo ...) to see whether the rest agrees");
     }

@@ -27,9 +27,13 @@ DebugFacts read_debug_facts(const std::string& path) {
   d.file = path;
   d.channels = std::max(info.coll_channels, 0);
   d.nvls = info.nvls_enabled.value_or(false) || info.nvls_channels > 0;
-  for (const auto& c : info.choices)
+  for (const auto& c : info.choices) {
     if (std::find(d.algorithms.begin(), d.algorithms.end(), c.algorithm) == d.algorithms.end())
       d.algorithms.push_back(c.algorithm);
+    const auto same = [&c](const DebugFacts::Choice& k) { return k.collective == c.collective && k.bytes == c.bytes; };
+    if (std::none_of(d.choices.begin(), d.choices.end(), same))
+      d.choices.push_back({c.collective, c.bytes, c.algorithm, c.protocol});
+  }
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {

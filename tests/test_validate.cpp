@@ -402,6 +402,42 @@ TEST(Validate, DebugLogChoicesAgainstTheAssumedAlgorithms) {
   EXPECT_NE(it->evidence.find("debug.log shows NCCL choosing Tree; ccsim assumed Ring"), std::string::npos) << it->evidence;
 }
 
+// NCCL's printed choice per size against the tuner's, size by size. The real TUNING print of NCCL 2.22.3
+// on 3 H100 nodes (NVIDIA/nccl#1453) names 14 sizes, all of them sizes of the 2-node H100 log; ccsim's
+// 2.30 tuner for those 2 nodes picks otherwise at 4: 128 KiB (NCCL Tree/LL128, its 3 nodes' Tree/LL at
+// 0.85 x llMaxBw; ccsim Tree/LL), 512 KiB and 1 MiB (2.22's NVLSTree latency 25 + 2 x 14 us against 2.30's
+// 66.8: NVLSTree there, Tree/LL128 here) and 8 GiB (NVLSTree's bwInter / 2 beyond 2 nodes: Ring/Simple
+// there, NVLSTree here). Choices equal to ccsim's say so, informationally.
+TEST(Validate, DebugLogChoicesSizeBySize) {
+  const nlohmann::json spec = load_topology_spec("dgx-h100");
+  const ValidatedRun run = validate_text(as_printed("nccl-tests/h100x16-2node-ndr-allreduce.txt"), spec, "dgx-h100",
+                                         PredictModel::ClosedForm);
+  const DebugFacts printed = read_debug_facts(kData + "nccl-tests/h100x24-3node-tuner-debug-nccl2.22.3.txt");
+  ASSERT_EQ(printed.choices.size(), 14u);
+  EXPECT_EQ(printed.choices[9].bytes, 131072u);
+  EXPECT_EQ(printed.choices[9].algorithm + "/" + printed.choices[9].protocol, "Tree/LL128");
+  const Topology topo = build_topology(spec, "dgx-h100");
+  auto cause = [&](const DebugFacts& d, const std::string& id) {
+    const auto causes = likely_causes(run, topo, d, nullptr, 0.2);
+    const auto it = std::find_if(causes.begin(), causes.end(), [&](const LikelyCause& c) { return c.id == id; });
+    return it == causes.end() ? std::optional<LikelyCause>() : std::optional<LikelyCause>(*it);
+  };
+  const auto differ = cause(printed, "nccl-chose-otherwise");
+  ASSERT_TRUE(differ.has_value());
+  EXPECT_NE(differ->evidence.find("prints NCCL's choice at 14 of the log's sizes; 4 differ: 128 KiB: NCCL Tree/LL128, "
+                                  "ccsim Tree/LL; 512 KiB: NCCL NVLSTree/Simple, ccsim Tree/LL128; 1 MiB: NCCL "
+                                  "NVLSTree/Simple, ccsim Tree/LL128; 8 GiB: NCCL Ring/Simple, ccsim NVLSTree/Simple"),
+            std::string::npos)
+      << differ->evidence;
+  DebugFacts same = printed;
+  same.choices = {{"AllReduce", 8, "Tree", "LL"}, {"AllReduce", 2097152, "NVLSTree", "Simple"}, {"Broadcast", 8, "Ring", "LL"}};
+  EXPECT_FALSE(cause(same, "nccl-chose-otherwise").has_value());
+  const auto agree = cause(same, "nccl-choices-agree");
+  ASSERT_TRUE(agree.has_value());
+  EXPECT_TRUE(agree->informational);
+  EXPECT_NE(agree->evidence.find("at 2 of the log's sizes"), std::string::npos) << agree->evidence;
+}
+
 TEST(Validate, RanksPerHostMustMatchTheHardware) {
   // 2 ranks on one host against 8-GPU nodes: the user must describe the GPUs the run used.
   EXPECT_THROW(validate_text(as_printed("nccl-tests/rtx2080ti-x2-pcie-noP2P-allreduce.txt"),
