@@ -122,8 +122,9 @@ std::string nccl_func_name(const std::string& collective) {
 }
 
 // The run's sizes whose choice the debug log prints. NCCL prints count x type size: the nccl-tests size
-// for AllReduce, Broadcast and Reduce; for AllGather and ReduceScatter NCCL 2.19+ prints one rank's
-// share (older releases the whole buffer, which also matches).
+// for AllReduce, Broadcast and Reduce. For AllGather and ReduceScatter the lines that name the
+// collective (NCCL 2.19+: "AllGather: N Bytes -> ...") count one rank's share, the older numeric lines
+// the whole buffer (nBytes x nRanks), so each form is matched to the size it means.
 std::vector<SizeChoice> printed_choices(const ValidatedRun& run, const DebugFacts& debug) {
   std::vector<SizeChoice> out;
   const std::string func = nccl_func_name(run.log.collective);
@@ -132,8 +133,9 @@ std::vector<SizeChoice> printed_choices(const ValidatedRun& run, const DebugFact
   for (const ValidatedSize& s : run.sizes) {
     for (const DebugFacts::Choice& c : debug.choices) {
       if (!c.collective.empty() && c.collective != func) continue;
-      const bool same = c.bytes == s.size_bytes ||
-                        (per_rank && run.log.ranks > 0 && c.bytes * static_cast<std::uint64_t>(run.log.ranks) == s.size_bytes);
+      const bool share = per_rank && !c.collective.empty();
+      const bool same = share ? run.log.ranks > 0 && c.bytes * static_cast<std::uint64_t>(run.log.ranks) == s.size_bytes
+                              : c.bytes == s.size_bytes;
       if (!same) continue;
       out.push_back({&s, &c});
       break;

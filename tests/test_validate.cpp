@@ -436,6 +436,21 @@ TEST(Validate, DebugLogChoicesSizeBySize) {
   ASSERT_TRUE(agree.has_value());
   EXPECT_TRUE(agree->informational);
   EXPECT_NE(agree->evidence.find("at 2 of the log's sizes"), std::string::npos) << agree->evidence;
+
+  // AllGather on 8 ranks: a line naming the collective counts one rank's share, so "AllGather: 32 MiB"
+  // is the 256 MiB row's choice and "AllGather: 4 MiB" the 32 MiB row's.
+  const ValidatedRun ag = validate_text(as_printed("nccl-tests/h100x8-1node-allgather-nccl2.29.2.txt"), spec, "dgx-h100",
+                                        PredictModel::ClosedForm);
+  const std::uint64_t first = ag.sizes.front().size_bytes;  // 32 MiB
+  DebugFacts named = printed;
+  named.choices = {{"AllGather", first, "Tree", "LL"}, {"AllGather", first / 8, "NVLS", "Simple"}};
+  const auto named_cause = likely_causes(ag, build_topology(spec, "dgx-h100"), named, nullptr, 0.2);
+  const auto n = std::find_if(named_cause.begin(), named_cause.end(), [](const LikelyCause& c) { return c.id == "nccl-chose-otherwise"; });
+  ASSERT_NE(n, named_cause.end());
+  EXPECT_NE(n->evidence.find("at 2 of the log's sizes; 2 differ: 32 MiB: NCCL NVLS/Simple, ccsim Ring/Simple; 256 MiB: "
+                             "NCCL Tree/LL, ccsim Ring/Simple"),
+            std::string::npos)
+      << n->evidence;
 }
 
 TEST(Validate, RanksPerHostMustMatchTheHardware) {
