@@ -63,14 +63,53 @@ std::string gpu_arch_from_name(const std::string& gpu_name) {
   return "";
 }
 
+namespace {
+
+// A card that only comes on PCIe (or as a PCIe card joined by bridges, "NVL"): its host is not in its
+// name, so the generic PCIe server stands in, with the card's architecture and PCIe generation.
+bool pcie_card(const std::string& n) {
+  if (has(n, "PCIE") || (has(n, "NVL") && !has(n, "NVL72"))) return true;
+  for (const char* card : {"L40", "L4", "A10", "A16", "A2 ", "A30", "A40", "A4000", "A5000", "A6000", "T4", "RTX", "TITAN", "QUADRO"})
+    if (has(n, card)) return true;
+  return false;
+}
+
+// PCIe generation of a card's slot: Gen5 for Hopper PCIe/NVL cards and Blackwell workstation cards,
+// Gen3 for Volta and Turing, Gen4 for the rest (Ampere, Ada).
+int pcie_generation_of_card(const std::string& arch) {
+  if (arch == "sm90" || arch == "sm100" || arch == "sm120") return 5;
+  if (arch == "sm70" || arch == "sm75") return 3;
+  return 4;
+}
+
+LogHardware generic_pcie_host(const std::string& gpu_name, const std::string& arch, int gpus_per_host, int hosts) {
+  LogHardware h;
+  h.preset = "pcie-gen4-8gpu";
+  if (gpus_per_host != 8) h.sets.push_back("node.gpu.count=" + std::to_string(gpus_per_host));
+  if (arch != "sm89") h.sets.push_back("node.gpu.arch=" + arch);
+  const int gen = pcie_generation_of_card(arch);
+  if (gen != 4) h.sets.push_back("node.pcie.generation=" + std::to_string(gen));
+  if (hosts == 1) h.sets.push_back("node.nic.count=0");
+  h.why = "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
+          (hosts == 1 ? std::string(" on one host") : " per host on " + std::to_string(hosts) + " hosts") +
+          ", PCIe cards: the generic PCIe server assumed (its switches, P2P and NICs), the cards' architecture and "
+          "PCIe generation set";
+  return h;
+}
+
+}  // namespace
+
 LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts) {
   const std::string n = upper(gpu_name);
-  // Cards (PCIe, NVL) hang off hosts their name does not describe; A800 (8 NVLinks, not A100's 12),
-  // GB200 (trays of 4 in a rack) and GH200 (one Grace Hopper per node) are not told apart from their
-  // neighbours by the rules below.
-  if (n.empty() || gpus_per_host < 1 || hosts < 1 || has(n, "PCIE") || has(n, "NVL") || has(n, "GB200") || has(n, "GH200") ||
-      has(n, "A800"))
-    return {};
+  if (n.empty() || gpus_per_host < 1 || hosts < 1) return {};
+  // Cards hang off hosts their name does not describe: the generic PCIe server, if the architecture is
+  // known. A800 (8 NVLinks, not A100's 12), GB200 (trays of 4 in a rack) and GH200 (one Grace Hopper
+  // per node) are not told apart from their neighbours by the rules below.
+  if (pcie_card(n)) {
+    const std::string arch = gpu_arch_from_name(gpu_name);
+    return arch.empty() ? LogHardware{} : generic_pcie_host(gpu_name, arch, gpus_per_host, hosts);
+  }
+  if (has(n, "GB200") || has(n, "GH200") || has(n, "A800")) return {};
   struct Rule {
     const char* part;
     const char* preset;

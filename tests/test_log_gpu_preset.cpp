@@ -26,13 +26,22 @@ TEST(LogGpuPreset, ArchitectureFromTheGpuName) {
   EXPECT_EQ(gpu_arch_from_name("Radeon Instinct MI250X"), "");
 }
 
-TEST(LogGpuPreset, SxmBoardsOnly) {
+TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   EXPECT_EQ(hardware_for_gpu("Tesla V100-SXM2-16GB", 8, 1).preset, "dgx1-v100");
   EXPECT_EQ(hardware_for_gpu("NVIDIA H200", 8, 2).preset, "dgx-h200");
   EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 8, 4).preset, "dgx-h100");
-  // Cards: their host is not in the name. A800 and GB200 nodes are not told apart by it.
-  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 PCIe", 8, 1).preset, "");
-  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 NVL", 8, 1).preset, "");
+  // Cards: their host is not in the name, so the generic PCIe server with the card's architecture and
+  // PCIe generation (Hopper Gen5, Turing Gen3, Ada as the preset's L40S), no NICs on one host.
+  const LogHardware h100_pcie = hardware_for_gpu("NVIDIA H100 PCIe", 8, 1);
+  EXPECT_EQ(h100_pcie.preset, "pcie-gen4-8gpu");
+  EXPECT_EQ(h100_pcie.sets, (std::vector<std::string>{"node.gpu.arch=sm90", "node.pcie.generation=5", "node.nic.count=0"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 NVL", 4, 2).sets,
+            (std::vector<std::string>{"node.gpu.count=4", "node.gpu.arch=sm90", "node.pcie.generation=5"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA L40S", 8, 1).sets, (std::vector<std::string>{"node.nic.count=0"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GeForce RTX 2080 Ti", 2, 1).sets,
+            (std::vector<std::string>{"node.gpu.count=2", "node.gpu.arch=sm75", "node.pcie.generation=3", "node.nic.count=0"}));
+  EXPECT_EQ(hardware_for_gpu("Radeon RX 7900", 2, 1).preset, "");  // no NVIDIA architecture
+  // A800 and GB200 nodes are not told apart by the name.
   EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
   EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).preset, "");
   EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 480GB", 1, 2).preset, "");
