@@ -4,10 +4,12 @@
 // table describes its log (docs/accuracy.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "algorithms/nccl_channels.h"
 #include "algorithms/p2p.h"
+#include "algorithms/tuner.h"
 #include "calibrate/nccl_debug_log.h"
 #include "cli_runner.h"
 #include "test_helpers.h"
@@ -42,6 +44,64 @@ TEST(DebugLogChannels, TwoP4dNodes) {
       "hgx-a100", 2, {"node.nic.count=4", "node.nic.Gbps=100", "node.nic.transport=efa"});
   EXPECT_EQ(log.coll_channels, 8);
   EXPECT_EQ(summarize_for_nccl(topo).coll_channels, log.coll_channels);
+}
+
+// One node of 8 H200, NCCL 2.30.4 with NCCL_DEBUG_SUBSYS=COLL,TUNING (a thesis' probe, C-TC/
+// multi-gpu-programming-models): NCCL's choice and the channels it ran for 24 all_reduce sizes, 4 B to
+// 32 MiB, and its tuning table. ccsim's tuner on dgx-h200 must print the same: Ring/LL to 1 MiB on the
+// channels enqueue.cc keeps (1 up to 32 KiB, then 2, 4, 8, 16 and all 24 at 1 MiB: 8 B per thread x 8
+// ranks x 512 threads per channel), NVLS/Simple on its 16 channels from 2 MiB; and every entry of the
+// AllReduce row that NCCL enables, to the table's 0.1.
+// Every choice a debug log prints against ccsim's tuner on `s`: algorithm, protocol and the channels.
+void expect_nccls_choices(const NcclDebugInfo& log, const NcclTopoSummary& s, std::size_t count) {
+  ASSERT_EQ(log.choices.size(), count);
+  for (const auto& c : log.choices) {
+    const TunerChoice t = choose(s, Func::AllReduce, c.bytes);
+    EXPECT_EQ(std::string(to_string(t.algo)) + "/" + to_string(t.proto), c.algorithm + "/" + c.protocol) << c.bytes;
+    int channels = 0, threads = 0;
+    nccl_channels_threads(s, t.algo, t.proto, c.bytes, &channels, &threads);
+    EXPECT_EQ(channels, c.channels) << c.bytes;
+  }
+}
+
+TEST(DebugLogChannels, OneH200NodeTunerChoicesChannelsAndTable) {
+  const NcclDebugInfo log = debug_log("h200x8-1node-tuner-debug-nccl2.30.4.txt");
+  const NcclTopoSummary s = summarize_for_nccl(testing::preset("dgx-h200", 1));
+  expect_nccls_choices(log, s, 24);
+  const auto rows = nccl_costs(s, Func::AllReduce, 1 << 20);
+  int compared = 0;
+  for (const auto& e : log.tuning) {
+    if (e.collective != "AllReduce" || e.bandwidth_GBps <= 0) continue;
+    const auto row = std::find_if(rows.begin(), rows.end(), [&e](const AlgoProtoCost& r) {
+      return to_string(r.algo) == e.algorithm && to_string(r.proto) == e.protocol;
+    });
+    ASSERT_NE(row, rows.end()) << e.algorithm << "/" << e.protocol;
+    const AlgoProtoCost& r = *row;
+    EXPECT_NEAR(r.latency_us, e.latency_us, 0.051) << e.algorithm << "/" << e.protocol;
+    EXPECT_NEAR(r.bw_GBps, e.bandwidth_GBps, 0.051) << e.algorithm << "/" << e.protocol;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 7);  // Tree and Ring x 3 protocols, NVLS/Simple
+}
+
+// The same cluster's probe with NCCL_NVLS_ENABLE=0 (another node): Ring/LL on 1 and 24 channels to 1
+// MiB, Ring/LL128 on 24 at 32 MiB. And 6 and 4 GPUs of an H100 node, NCCL 2.29.2 (waynehacking8/
+// nccl-collectives-bench), 256 MiB to 8 GiB: NVLS on its 16 channels with 6 GPUs, Ring/Simple on 24 with 4.
+// NCCL's model: the ring's algBw 12 ch x 30 GB/s x n / (2(n-1)) is 240 GB/s at 4 and 216 at 6; NVLS's
+// graph has one channel per GPU (4 x 60, 6 x 50 GB/s), so its algBw is 160 at 4 and 216 at 6, where its
+// 25 us latency (against the ring's 42.4) decides. Both print "24 coll channels, ... 16 nvls channels".
+TEST(DebugLogChannels, H200WithoutNvlsAndH100SubsetsTunerChoices) {
+  expect_nccls_choices(debug_log("h200x8-1node-tuner-debug-nvls-off-nccl2.30.4.txt"),
+                       summarize_for_nccl(testing::preset("dgx-h200", 1, {}, {"NCCL_NVLS_ENABLE=0"})), 4);
+  for (int gpus : {6, 4}) {
+    const NcclDebugInfo log = debug_log("h100x" + std::to_string(gpus) + "-1node-tuner-debug-nccl2.29.2.txt");
+    const NcclTopoSummary s = summarize_for_nccl(
+        testing::preset("dgx-h100", 1, {"node.gpu.count=" + std::to_string(gpus), "node.nic.count=0"}));
+    EXPECT_EQ(log.coll_channels, 24);
+    EXPECT_EQ(s.coll_channels, log.coll_channels);
+    EXPECT_EQ(s.nvls_channels, log.nvls_channels);
+    expect_nccls_choices(log, s, 6);
+  }
 }
 
 // validate compares the count a debug log prints with the prediction's: the p5 log's 16 agree with
