@@ -125,7 +125,12 @@ int run_validate(const std::vector<std::string>& argv) {
     opts.calibrated_timing = calibration->timing;
   }
   DebugFacts debug;
-  if (args.has("nccl-debug")) debug = read_debug_facts(args.get("nccl-debug"));
+  if (args.has("nccl-debug")) {
+    debug = read_debug_facts(args.get("nccl-debug"));
+  } else if (args.positional().size() == 1) {
+    // A run with NCCL_DEBUG=INFO carries NCCL's own account of what it did in the log itself.
+    if (auto own = debug_facts_in_log(args.positional().front())) debug = *own;
+  }
 
   ValidationReport report = validate_logs(logs, spec, source, opts, debug);
   for (const auto& n : env_notes) report.nccl_env.push_back(n.text());

@@ -62,4 +62,15 @@ DebugFacts read_debug_facts(const std::string& path) {
   return d;
 }
 
+std::optional<DebugFacts> debug_facts_in_log(const std::string& path) {
+  if (read_input_file(path, "nccl-tests log").find("NCCL INFO") == std::string::npos) return std::nullopt;
+  try {
+    DebugFacts d = read_debug_facts(path);
+    d.file = path + " (its own NCCL_DEBUG lines)";
+    return d;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace ccsim

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -451,6 +452,47 @@ TEST(Validate, DebugLogChoicesSizeBySize) {
                              "NCCL Tree/LL, ccsim Ring/Simple"),
             std::string::npos)
       << n->evidence;
+}
+
+// A run with NCCL_DEBUG=INFO prints NCCL's lines among the table; validate reads them from the log
+// itself when no --nccl-debug is given. Here every row of the DGX H100 log is followed by NCCL's COLL
+// and TUNING lines for it (NCCL's choice: ccsim's tuner's Ring/LL at 8 B), and the report names the log
+// as its own debug log; the p4d log (NCCL 2.8.3) carries its connections "via NET/AWS Libfabric/0/GDRDMA",
+// so GPUDirect RDMA is not named a cause there. NCCL lines that do not parse leave the log validated.
+TEST(Validate, ALogsOwnNcclDebugLines) {
+  std::string text;
+  std::istringstream rows(slurp(kData + "nccl-tests/dgx-h100-1node-allreduce-mpi-dgxc-benchmarking.txt"));
+  for (std::string line; std::getline(rows, line);) {
+    text += line + "\n";
+    std::istringstream fields(line);
+    std::string first;
+    fields >> first;
+    if (first == "8")  // the 8-byte row
+      text += "node01:1234:1234 [0] NCCL INFO AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}\n";
+  }
+  const std::string log = testing::write_temp_file("own-debug.txt", text);
+  const auto r = testing::run_ccsim("validate " + log + " --topology dgx-h100");
+  ASSERT_NE(r.code, 2) << r.err;
+  EXPECT_NE(r.out.find("# NCCL_DEBUG log: " + log + " (its own NCCL_DEBUG lines)"), std::string::npos) << r.out.substr(0, 800);
+  EXPECT_NE(r.out.find("[nccl-choices-agree]"), std::string::npos) << r.out;
+
+  const auto p4d = testing::run_ccsim("validate " + kData +
+                                      "nccl-tests/aws-p4d-2node-efa-allreduce-nccl2.8.3.txt --topology hgx-a100 --set "
+                                      "node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa");
+  ASSERT_NE(p4d.code, 2) << p4d.err;
+  EXPECT_NE(p4d.out.find("(its own NCCL_DEBUG lines)"), std::string::npos);
+  EXPECT_EQ(p4d.out.find("[gdr-off]"), std::string::npos) << p4d.out;
+
+  // A TUNING table row cut short: --nccl-debug refuses such a file; read from the log itself, it is left out.
+  const std::string garbled = testing::write_temp_file(
+      "garbled-debug.txt",
+      text + "n [0] NCCL INFO   Algorithm   |                            Tree                  |                            Ring                  |\n"
+             "n [0] NCCL INFO   Protocol    |             LL |          LL128 |         Simple |             LL |          LL128 |         Simple |\n"
+             "n [0] NCCL INFO     AllReduce |    15.2/  43.6 |\n");
+  EXPECT_EQ(testing::run_ccsim("validate " + garbled + " --topology dgx-h100 --nccl-debug " + garbled).code, 2);
+  const auto g = testing::run_ccsim("validate " + garbled + " --topology dgx-h100");
+  EXPECT_NE(g.code, 2) << g.err;
+  EXPECT_EQ(g.out.find("its own NCCL_DEBUG lines"), std::string::npos);
 }
 
 TEST(Validate, RanksPerHostMustMatchTheHardware) {
