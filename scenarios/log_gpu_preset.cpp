@@ -65,10 +65,11 @@ std::string gpu_arch_from_name(const std::string& gpu_name) {
 
 namespace {
 
-// A card that only comes on PCIe (or as a PCIe card joined by bridges, "NVL"): its host is not in its
-// name, so the generic PCIe server stands in, with the card's architecture and PCIe generation.
-bool pcie_card(const std::string& n) {
-  if (has(n, "PCIE") || (has(n, "NVL") && !has(n, "NVL72"))) return true;
+// A board named as a PCIe card ("PCIe"), or as PCIe cards joined by bridges ("NVL", not GB200 NVL72).
+bool pcie_marked(const std::string& n) { return has(n, "PCIE") || (has(n, "NVL") && !has(n, "NVL72")); }
+
+// A model that only comes as a PCIe card (asked after the SXM boards' names: "A100-SXM4" holds "A10").
+bool pcie_only_model(const std::string& n) {
   for (const char* card : {"L40", "L4", "A10", "A16", "A2 ", "A30", "A40", "A4000", "A5000", "A6000", "T4", "RTX", "TITAN", "QUADRO"})
     if (has(n, card)) return true;
   return false;
@@ -105,10 +106,11 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   // Cards hang off hosts their name does not describe: the generic PCIe server, if the architecture is
   // known. A800 (8 NVLinks, not A100's 12), GB200 (trays of 4 in a rack) and GH200 (one Grace Hopper
   // per node) are not told apart from their neighbours by the rules below.
-  if (pcie_card(n)) {
+  const auto card = [&]() {
     const std::string arch = gpu_arch_from_name(gpu_name);
     return arch.empty() ? LogHardware{} : generic_pcie_host(gpu_name, arch, gpus_per_host, hosts);
-  }
+  };
+  if (pcie_marked(n)) return card();
   if (has(n, "GB200") || has(n, "GH200") || has(n, "A800")) return {};
   struct Rule {
     const char* part;
@@ -134,7 +136,7 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
     }
     return h.preset.empty() ? LogHardware{} : h;
   }
-  return {};
+  return pcie_only_model(n) ? card() : LogHardware{};
 }
 
 LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files) {

@@ -41,6 +41,10 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   EXPECT_EQ(hardware_for_gpu("NVIDIA GeForce RTX 2080 Ti", 2, 1).sets,
             (std::vector<std::string>{"node.gpu.count=2", "node.gpu.arch=sm75", "node.pcie.generation=3", "node.nic.count=0"}));
   EXPECT_EQ(hardware_for_gpu("Radeon RX 7900", 2, 1).preset, "");  // no NVIDIA architecture
+  // SXM boards whose names hold a card's ("A100-SXM4" holds "A10") stay boards; a PCIe A100 is a card.
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A100-SXM4-80GB", 8, 2).preset, "hgx-a100");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A100 80GB PCIe", 8, 1).preset, "pcie-gen4-8gpu");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H200 NVL", 4, 1).preset, "pcie-gen4-8gpu");
   // A800 and GB200 nodes are not told apart by the name.
   EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
   EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).preset, "");
