@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/collectives.h"
+#include "algorithms/nccl_model.h"
 #include "common/text.h"
 #include "common/units.h"
 #include "scenarios/launch_mode.h"
@@ -110,25 +112,17 @@ struct SizeChoice {
   const DebugFacts::Choice* choice;
 };
 
-// NCCL's name of an nccl-tests collective whose choice NCCL prints ("" for alltoall and sendrecv, which
-// are grouped sends and receives without an algorithm).
-std::string nccl_func_name(const std::string& collective) {
-  if (collective == "all_reduce") return "AllReduce";
-  if (collective == "all_gather") return "AllGather";
-  if (collective == "reduce_scatter") return "ReduceScatter";
-  if (collective == "broadcast") return "Broadcast";
-  if (collective == "reduce") return "Reduce";
-  return "";
-}
-
 // The run's sizes whose choice the debug log prints. NCCL prints count x type size: the nccl-tests size
 // for AllReduce, Broadcast and Reduce. For AllGather and ReduceScatter the lines that name the
 // collective (NCCL 2.19+: "AllGather: N Bytes -> ...") count one rank's share, the older numeric lines
 // the whole buffer (nBytes x nRanks), so each form is matched to the size it means.
 std::vector<SizeChoice> printed_choices(const ValidatedRun& run, const DebugFacts& debug) {
   std::vector<SizeChoice> out;
-  const std::string func = nccl_func_name(run.log.collective);
-  if (!debug.present || func.empty()) return out;
+  // NCCL prints a choice for the tuned collectives only (alltoall and sendrecv are grouped sends and
+  // receives without an algorithm).
+  const CollectiveInfo* info = find_collective(run.log.collective);
+  if (!debug.present || !info || !info->tuner_func) return out;
+  const std::string func = to_string(*info->tuner_func);
   const bool per_rank = func == "AllGather" || func == "ReduceScatter";
   for (const ValidatedSize& s : run.sizes) {
     for (const DebugFacts::Choice& c : debug.choices) {

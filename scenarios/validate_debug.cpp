@@ -13,8 +13,10 @@
 
 namespace ccsim {
 
-DebugFacts read_debug_facts(const std::string& path) {
-  const std::string text = read_input_file(path, "NCCL debug log");
+namespace {
+
+// The facts of a debug log's text (`path` names it in messages).
+DebugFacts debug_facts_from_text(const std::string& text, const std::string& path) {
   std::istringstream for_importer(text);
   const NcclDebugInfo info = parse_nccl_debug_log(for_importer, path);
   if (info.long_lines > 0)
@@ -62,10 +64,17 @@ DebugFacts read_debug_facts(const std::string& path) {
   return d;
 }
 
+}  // namespace
+
+DebugFacts read_debug_facts(const std::string& path) {
+  return debug_facts_from_text(read_input_file(path, "NCCL debug log"), path);
+}
+
 std::optional<DebugFacts> debug_facts_in_log(const std::string& path) {
-  if (read_input_file(path, "nccl-tests log").find("NCCL INFO") == std::string::npos) return std::nullopt;
+  const std::string text = read_input_file(path, "nccl-tests log");
+  if (text.find("NCCL INFO") == std::string::npos) return std::nullopt;
   try {
-    DebugFacts d = read_debug_facts(path);
+    DebugFacts d = debug_facts_from_text(text, path);
     d.file = path + " (its own NCCL_DEBUG lines)";
     return d;
   } catch (const InputError&) {
