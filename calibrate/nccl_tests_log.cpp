@@ -18,18 +18,18 @@ namespace {
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
-// Removes "[1,0]<stdout>:" (mpirun --tag-output) and "  0: " (srun --label) prefixes.
+// Removes "[1,0]<stdout>:" (mpirun --tag-output, also after another launcher's prefix: Ray's
+// "(head, rank=0, pid=3808) [1,0]<stdout>:", or indented by a test harness) and "  0: " (srun --label).
 std::string strip_launcher_prefix(const std::string& s) {
-  if (!s.empty() && s[0] == '[') {
-    for (const char* tag : {"]<stdout>:", "]<stderr>:"}) {
-      std::size_t p = s.find(tag);
-      if (p != std::string::npos && p < 24) {
-        bool ok = true;
-        for (std::size_t i = 1; i < p; ++i)
-          if (!std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != ',') ok = false;
-        if (ok) return s.substr(p + std::string(tag).size());
-      }
-    }
+  for (const char* tag : {"]<stdout>:", "]<stderr>:"}) {
+    const std::size_t p = s.find(tag);
+    if (p == std::string::npos || p > 160) continue;
+    const std::size_t open = s.rfind('[', p);
+    if (open == std::string::npos) continue;
+    bool ok = open + 1 < p;
+    for (std::size_t i = open + 1; i < p; ++i)
+      if (!std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != ',') ok = false;
+    if (ok) return s.substr(p + std::string(tag).size());
   }
   std::size_t i = 0;
   while (i < s.size() && s[i] == ' ') ++i;
@@ -39,7 +39,22 @@ std::string strip_launcher_prefix(const std::string& s) {
   return s;
 }
 
-
+// Other launchers and log collectors put their own text before every line: timestamps (kubectl logs
+// --timestamps), "[pod/NAME/CONTAINER] " (kubectl --prefix), "svc-1  | " (docker compose),
+// "[default0]:" (torchrun), "HOST: " (pdsh), "[0] " (Intel MPI -prepend-rank), "(head, rank=0, ...)"
+// (Ray). Their shapes are too many to list; what they share is that nccl-tests' own lines come after
+// them unchanged. The run header ("# nThread ...") and the column header ("#       size ...") are
+// found wherever they sit on a line, and what stands before their '#' marks the log as prefixed. In a
+// prefixed log a comment line is read from its first '#', and a table row from its last fields (the
+// table's width): a row has no '#', and its fields are the header's.
+std::size_t nccl_tests_header_hash(const std::string& s) {
+  for (const char* marker : {"# nThread ", "#  Rank ", "# Using devices", "#       size ", "# Collective test starting",
+                             "# nccl-tests version"}) {
+    const std::size_t p = s.find(marker);
+    if (p != std::string::npos) return p;
+  }
+  return std::string::npos;
+}
 
 bool parse_double(const std::string& t, double& v) {
   if (t.empty()) return false;
@@ -81,7 +96,8 @@ class Parser {
     while (std::getline(in_, raw)) {
       ++lineno_;
       if (!raw.empty() && raw.back() == '\r') raw.pop_back();
-      handle(strip_launcher_prefix(raw));
+      if (lineno_ == 1 && raw.rfind("\xEF\xBB\xBF", 0) == 0) raw.erase(0, 3);  // a UTF-8 byte-order mark
+      handle(strip_other_prefix(strip_launcher_prefix(raw)));
     }
     if (cur_.header_line > 0) {
       finalize();
@@ -95,6 +111,27 @@ class Parser {
   }
 
  private:
+  // A launcher's prefix (nccl_tests_header_hash above): once a run header or column header is found
+  // after other text, comment lines are read from their first '#' and table rows from their last
+  // fields. NCCL's own lines are left whole (handle() reads them anywhere on the line).
+  std::string strip_other_prefix(const std::string& s) {
+    const std::size_t h = nccl_tests_header_hash(s);
+    if (h != std::string::npos && !trim(s.substr(0, h)).empty()) prefixed_ = true;
+    if (!prefixed_ || s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) return s;
+    const std::size_t hash = s.find('#');
+    if (hash != std::string::npos) return s.substr(hash);
+    if (!table_mode_ || layout_.ncols < 2) return s;
+    const auto t = split_ws(s);
+    const std::size_t width = static_cast<std::size_t>(layout_.ncols);
+    if (t.size() <= width) return s;
+    const std::size_t first = t.size() - width;
+    std::uint64_t size = 0, count = 0;
+    if (!parse_u64(t[first], size) || !parse_u64(t[first + 1], count)) return s;
+    std::string row;
+    for (std::size_t i = first; i < t.size(); ++i) row += (i > first ? " " : "") + t[i];
+    return row;
+  }
+
   [[noreturn]] void fail(int line, const std::string& what) const {
     throw InputError(file_, "line " + std::to_string(line) + ": " + what);
   }
@@ -120,7 +157,22 @@ class Parser {
     if (cur_.rows.empty()) fail(cur_.header_line, "nccl-tests table header has no data rows");
     cur_.ranks = static_cast<int>(cur_.devices.size());
     if (cur_.nccl_version.empty() && library_code_ > 0) cur_.nccl_version = nccl_version_from_code(library_code_);
-    runs_.push_back(std::move(cur_));
+    // nccl-tests' -d all and -o all print every datatype and reduction op in one table, a sweep each:
+    // one run per (type, op), in the table's order, as if each had been run alone.
+    std::vector<std::pair<std::string, std::string>> kinds;
+    for (const NcclTestsRow& r : cur_.rows)
+      if (std::find(kinds.begin(), kinds.end(), std::make_pair(r.type, r.redop)) == kinds.end()) kinds.emplace_back(r.type, r.redop);
+    if (kinds.size() > 1) {
+      for (const auto& kind : kinds) {
+        NcclTestsRun one = cur_;
+        one.rows.clear();
+        for (const NcclTestsRow& r : cur_.rows)
+          if (r.type == kind.first && r.redop == kind.second) one.rows.push_back(r);
+        runs_.push_back(std::move(one));
+      }
+    } else {
+      runs_.push_back(std::move(cur_));
+    }
     new_run();
   }
 
@@ -421,6 +473,13 @@ class Parser {
         return;
       }
       if (starts_with(tb, "Collective test concluded:")) return;
+      // nccl-tests' own line for -z 1 ("# Blocking Enabled: wait for completion and barrier after each
+      // collective"), printed below the run header.
+      if (starts_with(tb, "Blocking Enabled")) {
+        if (cur_.header_line > 0) pending_blocking_ = 1;
+        else cur_.blocking = 1;
+        return;
+      }
       if (starts_with(tb, "nThread ")) { parse_nthread(tb); return; }
       if (is_device_line(tb)) {
         if (cur_.header_line > 0) finalize();
@@ -471,6 +530,7 @@ class Parser {
   std::string pending_collective_, pending_version_;
   std::vector<std::string> pending_named_;
   int pending_blocking_ = -1;
+  bool prefixed_ = false;  // a launcher's text stands before nccl-tests' lines (strip_other_prefix)
 };
 
 }  // namespace

@@ -432,3 +432,68 @@ TEST(NcclTestsLog, AvgBusBandwidthOnlyAsTheTrailer) {
 
 }  // namespace
 }  // namespace ccsim
+
+// Launchers and log collectors that put their own text before every line (shapes as they print them:
+// Ray's "(head, rank=0, pid=3808) " before Open MPI's "[1,0]<stdout>:", as SkyPilot's console shows
+// a GKE H200 run; kubectl logs --timestamps; kubectl --prefix; docker compose; torchrun; pdsh; Intel
+// MPI -prepend-rank; Open MPI's tag indented by a test harness): the same run as without them.
+TEST(NcclTestsLog, LaunchersPrefixesBeforeEveryLine) {
+  const auto lines = read_lines("oci-bm-gpu4.8-a100-2node-roce-allreduce.txt");
+  const NcclTestsRun plain = only_run("oci-bm-gpu4.8-a100-2node-roce-allreduce.txt");
+  ASSERT_EQ(plain.rows.size(), 31u);
+  ASSERT_EQ(plain.ranks, 16);
+  const std::vector<std::string> prefixes = {"(head, rank=0, pid=3808) [1,0]<stdout>:",
+                                             "2025-03-04T09:13:21.123456810Z ",
+                                             "[pod/nccl-test-launcher-x7k2p/nccl] ",
+                                             "nccl-test-1  | ",
+                                             "[default0]:",
+                                             "gpu-node-017: ",
+                                             "[0] ",
+                                             "        [1,0]<stdout>:"};
+  for (const std::string& prefix : prefixes) {
+    std::string text;
+    for (const auto& l : lines) text += prefix + l + "\n";
+    std::istringstream in(text);
+    const auto runs = parse_nccl_tests_log(in, "prefixed.txt");
+    ASSERT_EQ(runs.size(), 1u) << prefix;
+    EXPECT_EQ(runs[0].ranks, 16) << prefix;
+    EXPECT_EQ(runs[0].iters, plain.iters) << prefix;
+    EXPECT_EQ(runs[0].nccl_version, plain.nccl_version) << prefix;
+    ASSERT_EQ(runs[0].rows.size(), plain.rows.size()) << prefix;
+    for (std::size_t i = 0; i < plain.rows.size(); ++i) {
+      EXPECT_EQ(runs[0].rows[i].size_bytes, plain.rows[i].size_bytes) << prefix;
+      EXPECT_DOUBLE_EQ(runs[0].rows[i].oop_time_us, plain.rows[i].oop_time_us) << prefix;
+      EXPECT_DOUBLE_EQ(runs[0].rows[i].ip_busbw_GBps, plain.rows[i].ip_busbw_GBps) << prefix;
+    }
+  }
+}
+
+// nccl-tests' own line for -z 1, a UTF-8 byte-order mark before the first line, and -d all: one table
+// holding a sweep per datatype, read as one run per datatype (its rows, in the table's order).
+TEST(NcclTestsLog, BlockingLineByteOrderMarkAndSeveralDatatypes) {
+  const std::string header =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n";
+  const std::string columns =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw "
+      "#wrong\n";
+  const std::string rows =
+      "           8             8      int8     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n"
+      "          16            16      int8     sum      -1    12.50    0.00    0.00      0    12.10    0.00    0.00      0\n"
+      "           8             2     float     sum      -1    13.25    0.00    0.00      0    13.00    0.00    0.00      0\n"
+      "          16             4     float     sum      -1    13.50    0.00    0.00      0    13.10    0.00    0.00      0\n";
+  std::istringstream in("\xEF\xBB\xBF" + header +
+                        "# Blocking Enabled: wait for completion and barrier after each collective \n#\n" + columns + rows);
+  const auto runs = parse_nccl_tests_log(in, "dall.txt");
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.iters, 20);  // the header, behind the byte-order mark
+    EXPECT_EQ(r.blocking, 1);
+    ASSERT_EQ(r.rows.size(), 2u);
+  }
+  EXPECT_EQ(runs[0].rows[0].type, "int8");
+  EXPECT_DOUBLE_EQ(runs[0].rows[1].oop_time_us, 12.50);
+  EXPECT_EQ(runs[1].rows[0].type, "float");
+  EXPECT_EQ(runs[1].rows[0].count, 2u);
+  EXPECT_DOUBLE_EQ(runs[1].rows[1].oop_time_us, 13.50);
+}
