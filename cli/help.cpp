@@ -36,7 +36,7 @@ Usage:
   ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
                 [--nccl-version X.Y[.Z]]
                 (sendrecv, alltoall: NCCL's P2P decisions per peer and message; no --algo/--proto)
-  ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net]
+  ccsim calibrate FILES... -o calib.json [--collective C] [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--env NCCL_X=V]... [--calibration F]
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]
