@@ -77,7 +77,7 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   algorithm and protocol and cost the closed form (docs/nccl-model.md "NCCL versions").
 --trace FILE (one size, engine): the replayed transfers as a Chrome/Perfetto trace, one process per
   rank and per busy link (open in ui.perfetto.dev or chrome://tracing).
-Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, dgx1-v100, dgx2-v100, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu
+Presets: aws-p5, azure-nd-h100-v5, dgx-b200, dgx-h100, dgx-h200, dgx1-v100, dgx2-v100, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, oci-h100, pcie-gen4-8gpu
   (see docs/topology.md for --set keys).
 --env NCCL_NAME=VALUE (repeatable): an NCCL setting the run was made with, as the description change it
   stands for: NCCL_P2P_DISABLE, NCCL_P2P_LEVEL, NCCL_NVLS_ENABLE, NCCL_NET_GDR_LEVEL, NCCL_IB_DISABLE,

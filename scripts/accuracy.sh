@@ -39,6 +39,8 @@ declare -A nccl_version=(
   ["h100x80-10node-allgather-nccl2.29.2.txt"]=2.29.2  # printed
   ["h100x80-10node-reducescatter-nccl2.29.2.txt"]=2.29.2  # printed
   ["h100x80-10node-alltoall-nccl2.29.2.txt"]=2.29.2  # printed
+  ["oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt"]=2.21.5  # stated (NGC TensorFlow 24.06)
+  ["oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt"]=2.27.5  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -107,6 +109,10 @@ cases=(
   "h100x80-10node-allgather-nccl2.29.2.txt|--topology dgx-h100"
   "h100x80-10node-reducescatter-nccl2.29.2.txt|--topology dgx-h100"
   "h100x80-10node-alltoall-nccl2.29.2.txt|--topology dgx-h100"
+  "crusoe-a100x16-2node-ib-allreduce-dstack.txt|--topology hgx-a100"
+  "nebius-h100x16-2node-ib-allreduce-dstack.txt|--topology dgx-h100"
+  "oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt|--topology oci-h100"
+  "oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt|--topology dgx-h200 --set node.nic.transport=roce"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

@@ -174,6 +174,23 @@ TEST(NcclEnv, MnnvlAndCollnetSwitchOffTheirFabrics) {
   EXPECT_NE(n.effect.find("no SHARP"), std::string::npos) << n.effect;
 }
 
+// NCCL_IB_MERGE_NICS=0 and NCCL_NET_MERGE_LEVEL=LOC keep a card's ports apart (node.nic.fuse_ports);
+// PORT is NCCL's default; a level that merges NICs of several cards is not modelled and says so.
+TEST(NcclEnv, MergeNicsIsTheFusionOfACardsPorts) {
+  expect_same_rows("--topology oci-h100 --nodes 2 -b 64M -e 64M --env NCCL_IB_MERGE_NICS=0",
+                   "--topology oci-h100 --nodes 2 -b 64M -e 64M --set node.nic.fuse_ports=false");
+  expect_same_rows("--topology oci-h100 --nodes 2 -b 64M -e 64M --env NCCL_NET_MERGE_LEVEL=LOC",
+                   "--topology oci-h100 --nodes 2 -b 64M -e 64M --set node.nic.fuse_ports=false");
+  nlohmann::json spec = load_topology_spec("oci-h100");
+  apply_nccl_env(spec, "NCCL_NET_MERGE_LEVEL=PORT", "--env", "test");
+  EXPECT_EQ(spec["node"]["nic"]["fuse_ports"], true);
+  const NcclEnvNote pix = apply_nccl_env(spec, "NCCL_NET_MERGE_LEVEL=PIX", "--env", "test");
+  EXPECT_FALSE(pix.modelled);
+  nlohmann::json single = load_topology_spec("dgx-h100");
+  const NcclEnvNote none = apply_nccl_env(single, "NCCL_IB_MERGE_NICS=0", "--env", "test");
+  EXPECT_NE(none.effect.find("no effect"), std::string::npos) << none.effect;
+}
+
 TEST(NcclEnv, AlgoAndProtoAreTheTunersFilterWithTheFlagFirst) {
   const std::string two = "--nodes 2 -b 1G -e 1G";
   expect_same_rows(two + " --env NCCL_ALGO=Ring --env NCCL_PROTO=LL128", two + " --algo Ring --proto LL128");

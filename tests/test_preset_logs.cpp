@@ -297,5 +297,50 @@ TEST(PresetLogs, Dgx2TwelveV100RingsAtSixNvlinks) {
   }
 }
 
+// Two OCI BM.GPU.H100.8 nodes (16 x 200 Gb/s RoCE ports on eight dual-port cards), NCCL 2.21.5, 1-16
+// GiB (oracle-japan/ocitutorials). NCCL fuses each card's ports into one 400 Gb/s device, so its tuner
+// runs NVLSTree as on DGX H100: busbw 460.5 predicted at 16 GiB, 464.57 measured. The ports taken
+// apart (NCCL_IB_MERGE_NICS=0) leave it Ring at the ring's bound, 370.7, below the measurement.
+TEST(PresetLogs, OciH100PortsOfACardAreOneNic) {
+  const ValidatedRun run = validate_log("oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt", "oci-h100");
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "NVLSTree");
+  EXPECT_NEAR(last.measured_busbw_GBps, 464.57, 0.01);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  const ValidatedRun apart =
+      validate_log("oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt", "oci-h100", {"node.nic.fuse_ports=false"});
+  EXPECT_EQ(apart.sizes.back().nccl_algorithm, "Ring");
+  EXPECT_LT(apart.bandwidth.median_error, -0.15) << apart.bandwidth.median_error;  // faster than Ring can be
+}
+
+// Two OCI H200 nodes on RoCE (an oci-hpc Slurm cluster's page, NCCL 2.27.5, 1-16 GiB; NICs not stated):
+// dgx-h200 on RoCE, NVLSTree, within 6% at every size.
+TEST(PresetLogs, OciH200RoceAllReduceBandwidthSide) {
+  const ValidatedRun run =
+      validate_log("oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt", "dgx-h200", {"node.nic.transport=roce"});
+  EXPECT_EQ(run.sizes.back().nccl_algorithm, "NVLSTree");
+  for (const ValidatedSize& v : run.sizes) EXPECT_LT(std::fabs(v.error), 0.06) << v.size_bytes;
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+}
+
+// Two Crusoe A100 VMs on InfiniBand (8 HCAs each) and two Nebius H100 VMs on InfiniBand (dstack's
+// READMEs; tables only: 16 ranks from busbw/algbw, 2 nodes of the preset's 8 GPUs). Bandwidth sides
+// within issue 11's 10% (A100: Ring/Simple at 8 x 200 Gb/s HDR, 191 GB/s predicted, 194 measured;
+// H100: NVLSTree). Latency sides: the A100's meets the 20% (+19%); the H100's floor is 30 us against
+// Tree/LL's 25.4 and its mid sizes are slower still, median +23% (docs/accuracy.md).
+TEST(PresetLogs, CrusoeA100AndNebiusH100OnInfiniBand) {
+  const ValidatedRun a100 = validate_log("crusoe-a100x16-2node-ib-allreduce-dstack.txt", "hgx-a100");
+  EXPECT_EQ(a100.prediction.facts.nodes, 2);
+  EXPECT_EQ(a100.sizes.back().nccl_algorithm, "Ring");
+  EXPECT_NEAR(a100.sizes.back().predicted_busbw_GBps, 8 * 25.0 * 0.97, 0.03 * 194.0);  // 8 NICs x 200 Gb/s x IB 0.97
+  EXPECT_LT(std::fabs(a100.bandwidth.median_error), 0.10) << a100.bandwidth.median_error;
+  EXPECT_LT(std::fabs(a100.latency.median_error), 0.20) << a100.latency.median_error;
+  const ValidatedRun h100 = validate_log("nebius-h100x16-2node-ib-allreduce-dstack.txt", "dgx-h100");
+  EXPECT_EQ(h100.sizes.back().nccl_algorithm, "NVLSTree");
+  EXPECT_LT(std::fabs(h100.bandwidth.median_error), 0.10) << h100.bandwidth.median_error;
+  EXPECT_LT(h100.latency.median_error, 0.30) << h100.latency.median_error;  // +23% today: a known miss
+}
+
 }  // namespace
 }  // namespace ccsim

@@ -57,7 +57,7 @@ json minimal_spec() {
 TEST(Presets, AllPresetsEmbeddedAndBuild) {
   const auto names = known_presets();
   EXPECT_EQ(names, (std::vector<std::string>{"aws-p5", "azure-nd-h100-v5", "dgx-b200", "dgx-h100", "dgx-h200", "dgx1-v100",
-                                              "dgx2-v100", "gb200-nvl72", "gcp-a3-high", "gcp-a3-mega", "hgx-a100", "hgx-h800", "oci-a100", "pcie-gen4-8gpu"}));
+                                              "dgx2-v100", "gb200-nvl72", "gcp-a3-high", "gcp-a3-mega", "hgx-a100", "hgx-h800", "oci-a100", "oci-h100", "pcie-gen4-8gpu"}));
   for (const auto& n : names) {
     if (n == "gb200-nvl72") continue;  // racks of 18 trays x 4 GPUs: tests/test_nvlink_domain.cpp
     for (int nodes : {1, 3}) {
@@ -93,6 +93,24 @@ TEST(Presets, CurrentClusterFacts) {
     EXPECT_DOUBLE_EQ(link_bw(t, t.gpu(0), nvsw), 450e9 * (20.6 / 25.0)) << p;
     EXPECT_EQ(t.nics_per_node(), 8) << p;
     EXPECT_DOUBLE_EQ(t.network.nic_bandwidth_Bps, 50e9) << p;
+  }
+}
+
+// A card's ports: OCI's BM.GPU.H100.8 lists 16 x 200 Gb/s RDMA ports on eight dual-port cards, which
+// NCCL fuses into eight 400 Gb/s network devices (node.nic.fuse_ports); NCCL_IB_MERGE_NICS=0 keeps 16.
+TEST(Presets, NicPortsOfOneCardAreOneNetworkDevice) {
+  const Topology fused = make("oci-h100", {}, 2);
+  EXPECT_EQ(fused.nics_per_node(), 8);
+  EXPECT_DOUBLE_EQ(fused.network.nic_bandwidth_Bps, 50e9);  // 2 x 200 Gb/s
+  EXPECT_EQ(fused.network.transport, Transport::RoCE);
+  const Topology ports = make("oci-h100", {"node.nic.fuse_ports=false"}, 2);
+  EXPECT_EQ(ports.nics_per_node(), 16);
+  EXPECT_DOUBLE_EQ(ports.network.nic_bandwidth_Bps, 25e9);
+  try {
+    make("oci-h100", {"node.nic.ports_per_card=3"}, 2);
+    FAIL() << "3 ports per card do not divide 16 ports";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("ports_per_card"), std::string::npos) << e.what();
   }
 }
 
@@ -243,7 +261,7 @@ TEST(SpecErrors, NodeCount) {
 TEST(SpecErrors, UnknownPresetAndMissingFile) {
   const std::string m = error_of([] { load_topology_spec("dgx-h300"); });
   EXPECT_NE(m.find("dgx-h300"), std::string::npos) << m;
-  EXPECT_NE(m.find("dgx-h100, dgx-h200, dgx1-v100, dgx2-v100, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, pcie-gen4-8gpu"), std::string::npos) << m;
+  EXPECT_NE(m.find("dgx-h100, dgx-h200, dgx1-v100, dgx2-v100, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, oci-h100, pcie-gen4-8gpu"), std::string::npos) << m;
   const std::string m2 = error_of([] { load_topology_spec("/nonexistent/dir/my-cluster.json"); });
   EXPECT_NE(m2.find("/nonexistent/dir/my-cluster.json"), std::string::npos) << m2;
   EXPECT_NE(m2.find("cannot open"), std::string::npos) << m2;

@@ -245,6 +245,34 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     note.effect = joined(effects) + " (GPU<->NIC traffic staged through host memory)";
     return note;
   }
+  // NCCL's fusion of a card's ports into one network device (node.nic.fuse_ports, topologies/spec.cpp).
+  if (name == "NCCL_IB_MERGE_NICS" || name == "NCCL_NET_MERGE_LEVEL") {
+    bool fuse = true;
+    if (name == "NCCL_IB_MERGE_NICS") {
+      fuse = integer_value(value, where) != 0;
+    } else {
+      std::string v = value;
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      if (v != "LOC" && v != "PORT") {
+        note.effect = "merges NICs farther apart than a card's ports: not modelled (ports of one card fused, NCCL's PORT default)";
+        note.modelled = false;
+        return note;
+      }
+      fuse = v == "PORT";
+    }
+    const json* nic = find_object(spec, {"node", "nic"});
+    const int ports = nic && nic->contains("ports_per_card") && (*nic)["ports_per_card"].is_number_integer()
+                          ? (*nic)["ports_per_card"].get<int>()
+                          : 1;
+    if (ports < 2) {
+      note.effect = "no effect: one port per NIC card (node.nic.ports_per_card)";
+      return note;
+    }
+    set_key(spec, {"node", "nic"}, "fuse_ports", fuse, effects);
+    note.effect = joined(effects) + (fuse ? " (each card's ports one network device, NCCL's default)"
+                                          : " (every port its own network device)");
+    return note;
+  }
   if (name == "NCCL_IB_DISABLE") {
     if (integer_value(value, where) == 0) {
       note.effect = "0: IB verbs on, NCCL's default";

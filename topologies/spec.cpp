@@ -33,7 +33,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
         "host_memory_latency_us", "launch_us", "model_id"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "nccl_p2p_level", "shm_channel_GBps", "shm_two_way_efficiency", "shm_step_us", "p2p_chunk_bytes"}},
-      {"/node/nic", {"count", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
+      {"/node/nic", {"count", "ports_per_card", "fuse_ports", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
   };
   return keys;
@@ -657,6 +657,22 @@ Topology build_topology(const json& spec, const std::string& source) {
     nics = nic.integer("count", 0, 64);
     const double zero = 0;
     nic_gbps = nics > 0 ? nic.positive("Gbps", kMinNicGbps, kMaxNicGbps) : nic.non_negative("Gbps", kMaxNicGbps, &zero);
+    // `count` counts network ports, each a device of its own to the verbs library (OCI's BM.GPU.H100.8
+    // lists 16 x 200 Gb/s: eight dual-port ConnectX-7 cards). NCCL fuses the ports of one card into one
+    // network device of their summed speed (NCCL_IB_MERGE_NICS=1, NCCL_NET_MERGE_LEVEL=PORT by default:
+    // src/graph/topo.cc ncclTopoAutoMerge; in use by 2024, NVIDIA/nccl#1422), so its topology search,
+    // tuner and channels see `count / ports_per_card` NICs. `fuse_ports` false (NCCL_IB_MERGE_NICS=0)
+    // keeps the ports apart.
+    const int one = 1;
+    const int ports = nic.integer("ports_per_card", 1, 8, &one);
+    const bool fuse_default = true;
+    if (nic.boolean("fuse_ports", fuse_default) && ports > 1) {
+      if (nics % ports != 0)
+        nic.fail("ports_per_card", std::to_string(ports) + " ports per card do not divide node.nic.count " +
+                                       std::to_string(nics));
+      nics /= ports;
+      nic_gbps *= ports;
+    }
     const std::string ib = "ib";
     const TransportInfo& info = *find_transport(nic.choice("transport", transport_names(), &ib));
     transport = info.transport;
