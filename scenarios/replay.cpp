@@ -71,6 +71,10 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
   }
 }
 
+bool pipeline_on_fluid_solver(const Topology& topo) {
+  return topo.num_gpus() > kFluidPipelineAboveGpus || topo.gpus_per_node() > kFluidPipelineAboveDomainGpus;
+}
+
 namespace {
 
 int ring_channels(const ReplayContext& ctx) {
@@ -216,7 +220,7 @@ ReplayRecipe tree_recipe(const ReplayContext& ctx, Proto proto) {
     return tree_schedule(*topo, plan_trees(*topo, channels), collective, size_bytes, opts);
   };
   r.chunk_cap_bytes = tree_chunk_cap_bytes(*topo, plan_trees(*topo, channels), opts);
-  r.fluid_solver = topo->num_gpus() > kFluidPipelineAboveGpus;
+  r.fluid_solver = pipeline_on_fluid_solver(*topo);
   return r;
 }
 
@@ -252,7 +256,7 @@ ReplayRecipe nvls_tree_recipe(const ReplayContext& ctx, Proto proto) {
     return nvls_tree_schedule(*topo, collective, size_bytes, options);
   };
   r.chunk_cap_bytes = nvls_tree_chunk_cap_bytes(*topo, options);
-  r.fluid_solver = topo->num_gpus() > kFluidPipelineAboveGpus;
+  r.fluid_solver = pipeline_on_fluid_solver(*topo);
   return r;
 }
 
@@ -267,7 +271,7 @@ ReplayRecipe collnet_recipe(const ReplayContext& ctx, Algo algo, Proto proto) {
                                        : collnet_chain_schedule(*topo, collective, size_bytes, proto);
   };
   r.chunk_cap_bytes = collnet_chunk_cap_bytes(*topo, CollNetOptions{});
-  r.fluid_solver = topo->num_nodes() > kCollNetSimGridMaxNodes || topo->num_gpus() > kFluidPipelineAboveGpus;
+  r.fluid_solver = topo->num_nodes() > kCollNetSimGridMaxNodes || pipeline_on_fluid_solver(*topo);
   return r;
 }
 

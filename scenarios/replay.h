@@ -67,6 +67,14 @@ constexpr std::size_t kMaxOrbitMessages = std::size_t{4} << 20;
 // it SimGrid replays them as before, so that those results stay as they were (the solvers agree to
 // the printed digit on Tree Simple and LL and NVLSTree, not on every LL128 size: docs/engine.md).
 constexpr int kFluidPipelineAboveGpus = 512;
+// ... and whatever the count, where one NVLink domain holds more GPUs than a server does (GB200 NVL72:
+// 72): the NVLS flows of a domain's heads are all in flight at once, and SimGrid's cost per completed
+// comm grows with the comms in flight (its completion removes the comm from a list it walks): NVLSTree
+// on 2 NVL72 racks, 1 GiB, 146 s of SimGrid against 1.9 s, the same time to the printed digit
+// (docs/performance.md).
+constexpr int kFluidPipelineAboveDomainGpus = 16;
+// Whether a FIFO pipeline (tree, NVLSTree, CollNet) on `topo` is replayed on the fluid solver.
+bool pipeline_on_fluid_solver(const Topology& topo);
 
 // NVLSTree replays up to this many nodes (4096 dgx-h100 GPUs, the engine's limit): with the rail
 // quotient (1/8 of the flows on dgx-h100) its chunk-cap size, 128 MiB, took 1.4 s on 32 nodes, 3.1 s

@@ -46,8 +46,7 @@ declare -A nccl_version=(
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
 # source states the run's NCCL_ALGO/NCCL_PROTO (Google's GPUDirect-TCPX and TCPXO configurations).
 # The GB200 excerpts print only the last device line, so their ranks and trays are given; 144 ranks
-# and more run the closed form (the engine's NVLSTree/Ring replay over 2 NVLink domains of 64-72
-# GPUs takes more than 10 minutes).
+# and more run the closed form (NCCL's own model of its choice; docs/accuracy.md says why).
 cases=(
   "a100x8-1node-allreduce.txt|--topology hgx-a100"
   "a100x8-1node-allreduce-mpi.txt|--topology hgx-a100"

@@ -211,6 +211,29 @@ TEST(FluidReplay, PredictReplaysThePipelinesOnTheFluidSolverOnlyAboveItsThreshol
     EXPECT_EQ(replay_recipe(ctx, Algo::NVLSTree, Proto::Simple).fluid_solver, nodes == 65);
     EXPECT_FALSE(replay_recipe(ctx, Algo::Ring, Proto::Simple).fluid_solver);
   }
+  // Whatever the GPU count, NVLink domains larger than a server's (kFluidPipelineAboveDomainGpus):
+  // two GB200 NVL72 racks (144 GPUs) go to the fluid solver, two domains of 4 trays (16 GPUs) do not.
+  for (int trays : {4, 18}) {
+    nlohmann::json spec = load_topology_spec("gb200-nvl72");
+    spec["node"]["nvlink"]["domain_size"] = trays;
+    set_node_count(spec, 2 * trays);
+    const Topology topo = build_topology(spec, "test");
+    ReplayContext ctx;
+    ctx.topo = &topo;
+    ctx.collective = "all_reduce";
+    EXPECT_EQ(replay_recipe(ctx, Algo::NVLSTree, Proto::Simple).fluid_solver, trays == 18) << trays;
+  }
+}
+
+// The two solvers agree on NVLSTree across two NVLink domains of 5 GB200 trays (20 GPUs each).
+TEST(FluidReplay, NvlsTreeAcrossNvlinkDomainsMatchesSimGrid) {
+  nlohmann::json spec = load_topology_spec("gb200-nvl72");
+  spec["node"]["nvlink"]["domain_size"] = 5;
+  set_node_count(spec, 10);
+  const Topology topo = build_topology(spec, "test");
+  NvlsOptions nvls;
+  nvls.channel_rate_cap_Bps = 12e9;
+  expect_same_replay(topo, nvls_tree_schedule(topo, "all_reduce", 8e6, nvls));
 }
 
 TEST(FluidReplay, FlowsWithDifferentLatenciesShareALinkEquallyInBothSolvers) {
