@@ -41,6 +41,9 @@ declare -A nccl_version=(
   ["h100x80-10node-alltoall-nccl2.29.2.txt"]=2.29.2  # printed
   ["oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt"]=2.21.5  # stated (NGC TensorFlow 24.06)
   ["oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt"]=2.27.5  # printed
+  ["oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
+  ["oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
+  ["oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -74,6 +77,9 @@ cases=(
   "coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt|--topology gb200-nvl72 --ranks 144 --nodes 36 --model closed-form"
   "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt|--topology gb200-nvl72 --ranks 1440 --nodes 360 --model closed-form"
   "oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt|--topology gb200-nvl72 --ranks 128 --nodes 32 --model closed-form --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=200 --set node.nic.transport=roce --set node.nvlink.nvls=false"
+  "oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt|--topology gb200-nvl72 --nodes 1 --set node.nvlink.domain_size=1 --env NCCL_BUFFSIZE=16777216"
+  "oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 8 --nodes 2 --set node.nvlink.domain_size=2 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
+  "oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 64 --nodes 16 --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
   "aws-p5-2node-efa-allreduce.txt|--topology aws-p5"
   "hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt|--topology dgx-h200 --set node.nic.transport=roce"
   "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-h200 --set node.nic.transport=roce"

@@ -241,8 +241,9 @@ TEST(NvlinkDomainLogs, CoreWeaveOneRackNvlsIsOptimistic) {
 }
 
 TEST(NvlinkDomainLogs, CoreWeaveTwoRacksClosedForm) {
-  // 2 NVLink domains joined by InfiniBand: NVLSTree. The engine's replay of 144 ranks takes minutes on
-  // this machine, so the closed form (NCCL 2.30's model of the tuner's choice): bandwidth median +28%.
+  // 2 NVLink domains joined by InfiniBand: NVLSTree. The closed form (NCCL 2.30's model of the tuner's
+  // choice): bandwidth median +28%. The engine replays it in seconds on the fluid solver, but with the
+  // one-rack NVLS of the test above inside each rack: +43% (docs/accuracy.md).
   const ValidatedRun run =
       validate_gb200("coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt", 144, {}, PredictModel::ClosedForm);
   EXPECT_EQ(run.prediction.facts.nodes, 2);
@@ -251,7 +252,7 @@ TEST(NvlinkDomainLogs, CoreWeaveTwoRacksClosedForm) {
 }
 
 TEST(NvlinkDomainLogs, CoreWeaveTwentyRacksFarSlowerThanModelled) {
-  // 1440 GPUs, 20 domains: beyond what the engine replays here; the closed form predicts 913 busBw at
+  // 1440 GPUs, 20 domains (3 minutes a size on the engine, too long for this suite); the closed form predicts 913 busBw at
   // 16 GiB against 406 measured (+125%): what limits NCCL at 20 racks is not modelled.
   const ValidatedRun run =
       validate_gb200("coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt", 1440, {}, PredictModel::ClosedForm);
@@ -276,6 +277,39 @@ TEST(NvlinkDomainLogs, OciTwoRacksRingWithinTenPercent) {
   EXPECT_EQ(run.log.processes, 128);
   EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
   EXPECT_GT(run.latency.median_error, 0.5);
+}
+
+// OCI's GB300 NVL72 (NCCL 2.28.7, one process per GPU, 8 x 400 Gb/s RoCE per tray of 4 GPUs,
+// NCCL_BUFFSIZE 16 MiB), described as gb200-nvl72 (the same NVLink5, 18 x 50 GB/s per GPU) with NVLink
+// domains of the trays each run used. One tray: Ring at the GPUs' NVLink bound (721.2 predicted,
+// 685.2 measured at 16 GiB: +5%), as Azure's GB200 tray (docs/accuracy.md). Two trays: NVLS, plateau
+// 827.9 predicted, 841.6 measured (-1.6% at 16 GiB), bandwidth side +10%. Sixteen trays (64 GPUs): the
+// engine's NVLS grows with the GPU count as S(1 + 1/n) per link says (1022.6 at 16 GiB) while the
+// measurement, still rising at 16 GiB, is at 930.5 (+10%) and its approach slower (1 GiB +26%): the
+// NVLS-at-scale miss of CoreWeave's 72-GPU rack.
+TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
+  const std::vector<std::string> roce = {"node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"};
+  auto with_domain = [&](int trays) {
+    std::vector<std::string> sets = roce;
+    sets.push_back("node.nvlink.domain_size=" + std::to_string(trays));
+    return sets;
+  };
+  const ValidatedRun one = validate_gb200("oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt", 4, with_domain(1), PredictModel::Engine);
+  EXPECT_EQ(one.sizes.back().nccl_algorithm, "Ring");
+  EXPECT_NEAR(one.sizes.back().measured_busbw_GBps, 685.19, 0.01);
+  EXPECT_NEAR(one.sizes.back().error, 0.053, 0.02) << one.sizes.back().error;
+  EXPECT_LT(std::fabs(one.bandwidth.median_error), 0.12) << one.bandwidth.median_error;
+  const ValidatedRun two = validate_gb200("oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt", 8, with_domain(2), PredictModel::Engine);
+  EXPECT_EQ(two.prediction.facts.gpus_per_node, 8);
+  EXPECT_EQ(two.sizes.back().nccl_algorithm, "NVLS");
+  EXPECT_LT(std::fabs(two.sizes.back().error), 0.03) << two.sizes.back().error;
+  EXPECT_LT(std::fabs(two.bandwidth.median_error), 0.11) << two.bandwidth.median_error;
+  const ValidatedRun sixteen =
+      validate_gb200("oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt", 64, with_domain(16), PredictModel::Engine);
+  EXPECT_EQ(sixteen.sizes.back().nccl_algorithm, "NVLS");
+  EXPECT_GT(sixteen.sizes.back().predicted_busbw_GBps, sixteen.sizes.back().measured_busbw_GBps);
+  EXPECT_GT(sixteen.bandwidth.median_error, 0.10);  // a known miss
+  EXPECT_LT(sixteen.bandwidth.median_error, 0.25) << sixteen.bandwidth.median_error;
 }
 
 }  // namespace
