@@ -103,6 +103,10 @@ TEST(Presets, NicPortsOfOneCardAreOneNetworkDevice) {
   EXPECT_EQ(fused.nics_per_node(), 8);
   EXPECT_DOUBLE_EQ(fused.network.nic_bandwidth_Bps, 50e9);  // 2 x 200 Gb/s
   EXPECT_EQ(fused.network.transport, Transport::RoCE);
+  EXPECT_NE(format_topology_report(fused).find("8 per node x 400 Gb/s (50.0 GB/s), transport roce, GPUDirect RDMA yes; "
+                                               "each fuses a card's 2 ports"),
+            std::string::npos)
+      << format_topology_report(fused);
   const Topology ports = make("oci-h100", {"node.nic.fuse_ports=false"}, 2);
   EXPECT_EQ(ports.nics_per_node(), 16);
   EXPECT_DOUBLE_EQ(ports.network.nic_bandwidth_Bps, 25e9);

@@ -112,8 +112,14 @@ std::string format_topology_report(const Topology& topo, int node) {
        << fixed(topo.network.nic_bandwidth_Bps / kGB, 1) << " GB/s), transport " << to_string(topo.network.transport)
        << (gpudirect_tcp                   ? ", GPU-direct TCP (no host staging)"
            : topo.network.gpudirect_rdma ? ", GPUDirect RDMA yes"
-                                         : ", GPUDirect RDMA no")
-       << "\n";
+                                         : ", GPUDirect RDMA no");
+    // A card's ports fused by NCCL into one device (node.nic.ports_per_card, fuse_ports).
+    const auto nic = get("/node/nic");
+    const int ports = nic.is_object() ? nic.value("ports_per_card", 1) : 1;
+    if (ports > 1)
+      os << (nic.value("fuse_ports", true) ? "; each fuses a card's " + std::to_string(ports) + " ports (NCCL's NIC fusion)"
+                                           : "; ports of " + std::to_string(ports) + "-port cards, not fused");
+    os << "\n";
     const auto fabric = get("/fabric");
     if (fabric.is_object())
       os << "Fabric:      " << fabric.value("kind", std::string()) << ", " << topo.nodes_per_leaf()
