@@ -4,6 +4,7 @@
 // heads every file under tests/data/nccl-tests; INDEX.md lists them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -332,6 +333,10 @@ TEST(PresetLogs, OciH200RoceAllReduceBandwidthSide) {
 TEST(PresetLogs, CrusoeA100AndNebiusH100OnInfiniBand) {
   const ValidatedRun a100 = validate_log("crusoe-a100x16-2node-ib-allreduce-dstack.txt", "hgx-a100");
   EXPECT_EQ(a100.prediction.facts.nodes, 2);
+  // The table alone: nccl-tests' default timing loop, and the report says so.
+  EXPECT_EQ(a100.log.iters, 20);
+  EXPECT_TRUE(std::any_of(a100.log.notes.begin(), a100.log.notes.end(),
+                          [](const std::string& n) { return n.find("no run header") != std::string::npos; }));
   EXPECT_EQ(a100.sizes.back().nccl_algorithm, "Ring");
   EXPECT_NEAR(a100.sizes.back().predicted_busbw_GBps, 8 * 25.0 * 0.97, 0.03 * 194.0);  // 8 NICs x 200 Gb/s x IB 0.97
   EXPECT_LT(std::fabs(a100.bandwidth.median_error), 0.10) << a100.bandwidth.median_error;
