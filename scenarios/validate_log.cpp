@@ -107,7 +107,10 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   f.gpus_per_process = run.ngpus > 0 ? per_process : listed_per_process;
   f.threads_per_process = std::max(1, run.nthread);
   if (run.iters > 0) f.iters = run.iters;
-  else f.notes.push_back("no run header ('# nThread ...'): nccl-tests' default timing loop assumed (20 iterations, -m 1, no CUDA graphs)");
+  else
+    f.notes.push_back(std::string(run.nthread > 0 ? "the run header prints no iteration count"
+                                                  : "no run header ('# nThread ...')") +
+                      ": nccl-tests' default timing loop assumed (20 iterations, -m 1, no CUDA graphs)");
   if (run.agg_iters > 0) f.agg_iters = run.agg_iters;
   if (run.graph > 0) f.graph_launches = run.graph;
   f.blocking = run.blocking > 0;
