@@ -19,6 +19,12 @@
 //         block copies slices into a FIFO of 8 slots in pinned host memory and posts a tail flag, a
 //         receiver block polls it, copies the slice out and posts the head that frees the slot; 1, 2, 4
 //         and 8 such channels at once (node.pcie.shm_channel_GBps is the rate of one)
+//   ll_step  NCCL's LL protocol handing one network step to its proxy (not in the default set): a
+//         block of 512 threads stores the step's 16-byte lines (data and flag twice) into pinned host
+//         memory, as LL's network sends do, while a CPU thread checks every line's flags before it may
+//         send, as NCCL's send proxy does (src/transport/net.cc); against the same bytes followed by one
+//         tail flag (Simple's handoff). Their difference is what LL's per-step handoff costs beyond
+//         NCCL's model (docs/accuracy.md, the multi-node Tree/LL mid sizes)
 //
 // Each sample: warm-up, then timed repetitions with CUDA events (one event pair per repetition); the
 // repetition count is capped so that one size takes about --max-ms-per-size. Reported: min, median, mean
@@ -124,6 +130,22 @@ __global__ void block_pingpong_kernel(unsigned* flags, int rounds, unsigned long
 // stores r into flags[0], the CPU (the loop in measure_host_flags) sees it and stores r into flags[32]. This is
 // the kernel <-> proxy handshake of NCCL's network transports (the kernel posts a step, the proxy
 // thread polls for it; the proxy posts completion, the kernel polls).
+// ---- ll_step: the step's LL lines, {data, flag, data, flag} per 16 bytes stored at once with a
+// volatile vector store (prims_ll.h storeLL), into pinned host memory; with `tail` the lines carry
+// no meaning and one flag after a system-wide fence hands the step over (Simple's tail).
+__global__ void ll_step_kernel(unsigned* lines, unsigned nlines, unsigned flag, unsigned* tail) {
+  for (unsigned i = threadIdx.x; i < nlines; i += blockDim.x) {
+    unsigned* p = lines + 4 * static_cast<std::size_t>(i);
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(i), "r"(flag), "r"(i), "r"(flag)
+                 : "memory");
+  }
+  if (tail != nullptr) {
+    __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) *reinterpret_cast<volatile unsigned*>(tail) = flag;
+  }
+}
+
 __global__ void gpu_cpu_pingpong_kernel(unsigned* flags, int rounds, unsigned long long* ns, int* failed) {
   volatile unsigned* to_cpu = flags;
   volatile unsigned* from_cpu = flags + 32;
@@ -244,7 +266,7 @@ void usage() {
       "      --iters N            timed repetitions per size (default 20)\n"
       "      --warmup N           warm-up repetitions per size (default 5)\n"
       "      --max-ms-per-size MS cap on the timed repetitions of one size (default 200; at least 3 run)\n"
-      "      --tests LIST         any of d2d,h2d,d2h,p2p,launch,host_kernel,host_flag,shm_fifo\n"
+      "      --tests LIST         any of d2d,h2d,d2h,p2p,launch,host_kernel,host_flag,shm_fifo,ll_step\n"
       "                           (default: d2d,h2d,d2h,p2p,launch)\n"
       "      --host-kernel-bytes SIZE  bytes per host_kernel sample and per shm_fifo channel (default 64M)\n"
       "      --shm-threads LIST   shm_fifo: threads per block, multiples of 32 up to 1024 (default 512,256)\n"
@@ -298,7 +320,7 @@ Options parse(int argc, char** argv) {
   o.min_iters = std::min(3, o.iters);
   for (const auto& t : o.tests)
     if (t != "d2d" && t != "h2d" && t != "d2h" && t != "p2p" && t != "launch" && t != "host_kernel" &&
-        t != "host_flag" && t != "shm_fifo")
+        t != "host_flag" && t != "shm_fifo" && t != "ll_step")
       throw ProbeError("unknown test '" + t + "' in --tests");
   return o;
 }
@@ -860,6 +882,74 @@ int run(int argc, char** argv, json& doc, const Options& o) {
     }
     if (fifo) cudaFreeHost(fifo);
     if (flags) cudaFreeHost(flags);
+  }
+
+  // ---- LL's network step handed to the proxy: 512 B .. 64 KiB of wire (an LL step is at most 64 KiB:
+  // NCCL's LL buffer of 8 lines x 512 threads x 8 steps x 16 B), host time from the launch call to the
+  // moment the CPU sees the whole step, LL lines (every flag checked, the scan restarted on a line not
+  // yet written, as the proxy's next progress call does) against one tail flag.
+  if (wants(o, "ll_step")) {
+    constexpr unsigned kMaxWire = 64 * 1024, kThreads = 512;
+    unsigned* lines = nullptr;
+    unsigned* tail = nullptr;
+    if (cudaHostAlloc(&lines, kMaxWire, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess ||
+        cudaHostAlloc(&tail, 64, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess) {
+      cudaGetLastError();
+      add_error(doc, "ll_step", "cudaHostAlloc of the step buffer failed; skipped");
+    } else {
+      for (int d : devs) {
+        Gpu& g = gpus[d];
+        CCSIM_CUDA_CHECK(cudaSetDevice(d));
+        r.progress("ll_step GPU " + std::to_string(d));
+        try {
+          unsigned* mlines = nullptr;
+          unsigned* mtail = nullptr;
+          CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mlines), lines, 0));
+          CCSIM_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mtail), tail, 0));
+          std::memset(lines, 0, kMaxWire);
+          *tail = 0;
+          unsigned flag = 0;
+          const int reps = std::max(o.iters, 3);
+          for (unsigned wire = 512; wire <= kMaxWire; wire *= 2) {
+            const unsigned nlines = wire / 16;
+            for (const bool with_tail : {false, true}) {
+              std::vector<double> us;
+              for (int rep = -1; rep < reps; ++rep) {
+                ++flag;
+                const double t0 = now_us(), deadline = t0 + 1e6;
+                ll_step_kernel<<<1, kThreads, 0, g.stream>>>(mlines, nlines, flag, with_tail ? mtail : nullptr);
+                CCSIM_CUDA_CHECK(cudaGetLastError());
+                const volatile unsigned* v = lines;
+                bool seen = false;
+                while (!seen && now_us() < deadline) {
+                  if (with_tail) {
+                    seen = *reinterpret_cast<const volatile unsigned*>(tail) == flag;
+                  } else {
+                    seen = true;
+                    for (unsigned i = 0; i < nlines && seen; ++i) seen = v[4 * i + 1] == flag && v[4 * i + 3] == flag;
+                  }
+                }
+                const double t1 = now_us();
+                CCSIM_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+                if (!seen) throw ProbeError("the step's flags did not arrive within 1 s");
+                if (rep >= 0) us.push_back(t1 - t0);
+              }
+              const Stats st = stats_of(us);
+              doc["samples"].push_back({{"test", "ll_step"}, {"gpu", d}, {"handoff", with_tail ? "tail_flag" : "ll_lines"},
+                                        {"bytes", wire}, {"threads", kThreads}, {"iters", reps},
+                                        {"unit", "microseconds from the launch call to the CPU seeing the step"},
+                                        {"time_us_min", r6(st.min)}, {"time_us_median", r6(st.median)},
+                                        {"time_us_mean", r6(st.mean)}, {"time_us_max", r6(st.max)}});
+            }
+          }
+        } catch (const std::exception& e) {
+          add_error(doc, "ll_step", e.what(), {{"gpu", d}});
+          cudaGetLastError();
+        }
+      }
+    }
+    if (lines) cudaFreeHost(lines);
+    if (tail) cudaFreeHost(tail);
   }
 
   // ---- handshake latencies through pinned host memory (NCCL's SHM flags, kernel <-> proxy)
