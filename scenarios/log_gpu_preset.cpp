@@ -58,7 +58,9 @@ std::string gpu_arch_from_name(const std::string& gpu_name) {
     return "sm86";
   if (has(n, "L40") || has(n, "L4") || has(n, "RTX 40") || has(n, "ADA")) return "sm89";
   if (has(n, "H100") || has(n, "H200") || has(n, "H800") || has(n, "H20") || has(n, "GH200")) return "sm90";
-  if (has(n, "B200") || has(n, "B100")) return "sm100";
+  // Blackwell Ultra (B300, GB300) is compute capability 10.3; NCCL keys its Blackwell constants on
+  // >= SM100, and so does ccsim: sm100.
+  if (has(n, "B200") || has(n, "B100") || has(n, "B300")) return "sm100";
   if (has(n, "RTX 50") || has(n, "RTX PRO")) return "sm120";
   return "";
 }
@@ -111,7 +113,7 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
     return arch.empty() ? LogHardware{} : generic_pcie_host(gpu_name, arch, gpus_per_host, hosts);
   };
   if (pcie_marked(n)) return card();
-  if (has(n, "GB200") || has(n, "GH200") || has(n, "A800")) return {};
+  if (has(n, "GB200") || has(n, "GB300") || has(n, "GH200") || has(n, "A800")) return {};
   struct Rule {
     const char* part;
     const char* preset;
@@ -121,7 +123,8 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   static const Rule rules[] = {{"V100-SXM2", "dgx1-v100", 8, false}, {"V100-SXM3", "dgx2-v100", 16, true},
                                {"A100-SXM", "hgx-a100", 8, true},    {"H100 80GB HBM3", "dgx-h100", 8, true},
                                {"H100-SXM", "dgx-h100", 8, true},    {"H200", "dgx-h200", 8, true},
-                               {"H800", "hgx-h800", 8, true},        {"B200", "dgx-b200", 8, true}};
+                               {"H800", "hgx-h800", 8, true},        {"B200", "dgx-b200", 8, true},
+                               {"B300", "dgx-b200", 8, true}};
   for (const Rule& r : rules) {
     if (!has(n, r.part)) continue;
     LogHardware h;
@@ -134,6 +137,11 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
       h.preset = r.preset;
       h.sets = {"node.gpu.count=" + std::to_string(gpus_per_host), "node.nic.count=0"};
     }
+    // HGX B300 moves data inside a node as HGX B200 does (NVLink5, 18 x 50 GB/s, NVLS); its NICs
+    // (DGX B300: ConnectX-8 at 800 Gb/s, PCIe Gen6) are not dgx-b200's.
+    if (!h.preset.empty() && has(n, "B300") && hosts > 1)
+      h.why += "; B300 on dgx-b200's NVLink5, but not its NICs: describe them (--set node.nic.Gbps=800 "
+               "--set node.nic.pcie_generation=6 --set node.pcie.generation=6 for DGX B300's ConnectX-8)";
     return h.preset.empty() ? LogHardware{} : h;
   }
   return pcie_only_model(n) ? card() : LogHardware{};

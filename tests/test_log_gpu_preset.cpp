@@ -22,6 +22,7 @@ TEST(LogGpuPreset, ArchitectureFromTheGpuName) {
   EXPECT_EQ(gpu_arch_from_name("NVIDIA L40S"), "sm89");
   EXPECT_EQ(gpu_arch_from_name("NVIDIA H100 80GB HBM3"), "sm90");
   EXPECT_EQ(gpu_arch_from_name("NVIDIA B200"), "sm100");
+  EXPECT_EQ(gpu_arch_from_name("NVIDIA B300 SXM6 AC"), "sm100");  // Blackwell Ultra, NCCL's >= SM100 constants
   EXPECT_EQ(gpu_arch_from_name("NVIDIA GeForce RTX 5090"), "sm120");
   EXPECT_EQ(gpu_arch_from_name("Radeon Instinct MI250X"), "");
 }
@@ -48,6 +49,12 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   // A800 and GB200 nodes are not told apart by the name.
   EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
   EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).preset, "");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB300", 4, 16).preset, "");
+  // HGX B300: dgx-b200's NVLink5; on several hosts the report asks for its NICs.
+  EXPECT_EQ(hardware_for_gpu("NVIDIA B300 SXM6 AC", 8, 1).preset, "dgx-b200");
+  const LogHardware b300 = hardware_for_gpu("NVIDIA B300 SXM6 AC", 8, 2);
+  EXPECT_EQ(b300.preset, "dgx-b200");
+  EXPECT_NE(b300.why.find("node.nic.Gbps=800"), std::string::npos) << b300.why;
   EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 480GB", 1, 2).preset, "");
   // Fewer GPUs of an NVSwitch node on one host: a smaller node without NICs; not on several hosts,
   // not on DGX-1's joined pairs (which 4 of them is not known).
