@@ -109,21 +109,6 @@ int run_validate(const std::vector<std::string>& argv) {
   // Without --topology: the preset the logs' device lists name (8 x Tesla V100-SXM2 -> dgx1-v100),
   // fitted to the run's GPUs before the user's --set; else dgx-h100.
   const std::vector<NcclTestsFile> logs = parse_nccl_tests_files(args.positional());
-  const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(logs);
-  nlohmann::json spec;
-  if (guessed.preset.empty()) {
-    spec = topology_spec_from_args(args, "dgx-h100", &source, &env_notes);
-  } else {
-    source = guessed.preset;
-    spec = load_topology_spec(source);
-    for (const std::string& s : guessed.sets) apply_override(spec, s, "the log's devices (" + s + ")");
-    env_notes = apply_topology_args(args, spec, source);
-  }
-  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
-  if (calibration) {
-    opts.calibration = ring_calibration(&calibration->calibration);
-    opts.calibrated_timing = calibration->timing;
-  }
   DebugFacts debug;
   if (args.has("nccl-debug")) {
     debug = read_debug_facts(args.get("nccl-debug"));
@@ -131,17 +116,37 @@ int run_validate(const std::vector<std::string>& argv) {
     // A run with NCCL_DEBUG=INFO carries NCCL's own account of what it did in the log itself.
     if (auto own = debug_facts_in_log(args.positional().front())) debug = *own;
   }
+  const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(logs);
+  // ... and, for one log of several hosts, the NICs NCCL listed (their count and link layer).
+  LogHardware nics;
+  if (!args.has("topology") && logs.size() == 1 && !logs.front().runs.empty()) {
+    int hosts = 0;
+    const int per_host = log_gpus_per_host(logs.front().runs.front(), &hosts);
+    if (hosts > 1) nics = nics_from_debug(debug, per_host);
+  }
+  source = args.get("topology", guessed.preset.empty() ? std::string("dgx-h100") : guessed.preset);
+  nlohmann::json spec = load_topology_spec(source);
+  for (const std::string& s : guessed.sets) apply_override(spec, s, "the log's devices (" + s + ")");
+  for (const std::string& s : nics.sets) apply_override(spec, s, "the log's NCCL lines (" + s + ")");
+  env_notes = apply_topology_args(args, spec, source);
+  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
+  if (calibration) {
+    opts.calibration = ring_calibration(&calibration->calibration);
+    opts.calibrated_timing = calibration->timing;
+  }
 
   ValidationReport report = validate_logs(logs, spec, source, opts, debug);
   for (const auto& n : env_notes) report.nccl_env.push_back(n.text());
   std::string hardware = hardware_text(args, source);
-  if (!args.has("topology") && guessed.preset.empty()) hardware += " (default; pass --topology for the run's hardware)";
-  if (!guessed.preset.empty()) {
-    std::string fitted;
-    for (const std::string& s : guessed.sets) fitted += " --set " + s;
-    hardware.insert(std::string("--topology ").size() + source.size(), fitted);
-    hardware += " (" + guessed.why + "; pass --topology for the run's hardware)";
+  std::string fitted, why;
+  for (const LogHardware* h : std::initializer_list<const LogHardware*>{&guessed, &nics}) {
+    for (const std::string& s : h->sets) fitted += " --set " + s;
+    if (!h->why.empty()) why += (why.empty() ? "" : "; ") + h->why;
   }
+  hardware.insert(std::string("--topology ").size() + source.size(), fitted);
+  if (!args.has("topology"))
+    hardware += " (" + (guessed.preset.empty() ? std::string("default") : std::string()) +
+                (guessed.preset.empty() && !why.empty() ? "; " : "") + why + "; pass --topology for the run's hardware)";
   report.hardware = hardware;
 
   const std::string text = format == "json"   ? render_validation_json(report)

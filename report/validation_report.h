@@ -56,6 +56,9 @@ struct DebugFacts {
   };
   std::vector<Choice> choices;
   std::vector<std::string> env;    // NCCL_* settings NCCL echoed ("NCCL_ALGO set by environment to Ring")
+  // The network devices NCCL listed ("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ..."), as
+  // "mlx5_0:1/RoCE"; empty when it listed none.
+  std::vector<std::string> nics;
 };
 
 // One size: measured against predicted.

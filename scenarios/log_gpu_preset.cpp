@@ -161,4 +161,33 @@ LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files) {
   return agreed;
 }
 
+LogHardware nics_from_debug(const DebugFacts& debug, int gpus_per_host) {
+  LogHardware h;
+  if (debug.nics.empty()) return h;
+  const int n = static_cast<int>(debug.nics.size());
+  std::string layer;
+  bool same_layer = true;
+  for (const std::string& nic : debug.nics) {
+    const std::size_t slash = nic.rfind('/');
+    const std::string l = slash == std::string::npos ? std::string() : nic.substr(slash + 1);
+    if (layer.empty()) layer = l;
+    same_layer = same_layer && l == layer;
+  }
+  std::vector<std::string> said;
+  if (gpus_per_host > 0 && (n % gpus_per_host == 0 || gpus_per_host % n == 0)) {
+    h.sets.push_back("node.nic.count=" + std::to_string(n));
+    said.push_back(std::to_string(n) + " NICs");
+  }
+  if (same_layer && (layer == "IB" || layer == "RoCE")) {
+    h.sets.push_back(std::string("node.nic.transport=") + (layer == "IB" ? "ib" : "roce"));
+    said.push_back(layer);
+  }
+  if (!said.empty()) {
+    h.why = "NICs from the log's NCCL lines: ";
+    for (std::size_t i = 0; i < said.size(); ++i) h.why += (i ? ", " : "") + said[i];
+    h.why += " (not their speed)";
+  }
+  return h;
+}
+
 }  // namespace ccsim

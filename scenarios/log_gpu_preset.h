@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "calibrate/nccl_tests_log.h"
+#include "report/validation_report.h"
 
 namespace ccsim {
 
@@ -36,5 +37,11 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
 // The hardware the logs' device lists agree on (every run of every file); empty when they do not or
 // name no preset.
 LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files);
+
+// The NICs NCCL listed in a run's NCCL_DEBUG=INFO lines ("NET/IB : Using [0]mlx5_0:1/RoCE ..."): their
+// count per process (node.nic.count, when it fits `gpus_per_host`: a multiple or a divisor) and, when
+// every one says the same link layer, the transport (IB -> ib, RoCE -> roce). Not their speed, which
+// NCCL does not print there. `preset` stays empty.
+LogHardware nics_from_debug(const DebugFacts& debug, int gpus_per_host);
 
 }  // namespace ccsim

@@ -85,5 +85,44 @@ TEST(LogGpuPreset, ValidateNotesATopologyOfOtherGpus) {
       << r.out.substr(0, 600);
 }
 
+// The NICs NCCL lists in its INFO lines: their count where it fits the host's GPUs, their link layer
+// where every one says the same.
+DebugFacts listing(const std::vector<std::string>& nics) {
+  DebugFacts d;
+  d.nics = nics;
+  return d;
+}
+
+TEST(LogGpuPreset, NicsFromTheLogsNcclLines) {
+  DebugFacts d;
+  for (int i = 0; i < 16; ++i) d.nics.push_back("mlx5_" + std::to_string(i) + ":1/RoCE");
+  const LogHardware roce = nics_from_debug(d, 8);
+  EXPECT_EQ(roce.sets, (std::vector<std::string>{"node.nic.count=16", "node.nic.transport=roce"}));
+  EXPECT_TRUE(roce.preset.empty());
+  const LogHardware three = nics_from_debug(listing({"mlx5_0:1/IB", "mlx5_1:1/IB", "mlx5_2:1/IB"}), 8);
+  EXPECT_EQ(three.sets, (std::vector<std::string>{"node.nic.transport=ib"}));  // 3 NICs fit no layout of 8 GPUs
+  const LogHardware mixed = nics_from_debug(listing({"mlx5_0:1/IB", "mlx5_1:1/RoCE"}), 8);
+  EXPECT_EQ(mixed.sets, (std::vector<std::string>{"node.nic.count=2"}));
+  EXPECT_TRUE(nics_from_debug(DebugFacts{}, 8).sets.empty());
+}
+
+// validate without --topology on a two-host log whose own NCCL lines list 16 RoCE devices (OCI's A100
+// log, with NCCL's "NET/IB : Using" line as NCCL_DEBUG=INFO prints it): the A100 preset, then its NICs.
+TEST(LogGpuPreset, ValidateWithoutTopologyTakesTheNicsNcclListed) {
+  std::string text = testing::read_text_file(kLogs + "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt");
+  std::string using_line = "nccl-allreduce-job0-mpiworker-0:43:43 [0] NCCL INFO NET/IB : Using";
+  for (int i = 0; i < 16; ++i) using_line += " [" + std::to_string(i) + "]mlx5_" + std::to_string(i) + ":1/RoCE";
+  using_line += " ; OOB eth0:10.0.0.2<0>\n";
+  text.insert(text.find("# nThread"), "nccl-allreduce-job0-mpiworker-0:43:43 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n" +
+                                          using_line);
+  const std::string path = testing::write_temp_file("oci-a100-with-nccl-lines.txt", text);
+  const auto r = testing::run_ccsim("validate " + path);
+  ASSERT_NE(r.code, 2) << r.err;
+  EXPECT_NE(r.out.find("--topology hgx-a100 --set node.nic.count=16 --set node.nic.transport=roce (from the log's devices: "
+                       "8 x NVIDIA A100-SXM4-40GB per host on 2 hosts; NICs from the log's NCCL lines: 16 NICs, RoCE"),
+            std::string::npos)
+      << r.out.substr(0, 600);
+}
+
 }  // namespace
 }  // namespace ccsim
