@@ -138,15 +138,19 @@ int run_validate(const std::vector<std::string>& argv) {
   ValidationReport report = validate_logs(logs, spec, source, opts, debug);
   for (const auto& n : env_notes) report.nccl_env.push_back(n.text());
   std::string hardware = hardware_text(args, source);
-  std::string fitted, why;
+  // The sets the logs gave, after the preset's name; and why, with what a user should pass instead.
+  std::string fitted;
+  std::vector<std::string> why;
+  if (!args.has("topology") && guessed.preset.empty()) why.push_back("default");
   for (const LogHardware* h : std::initializer_list<const LogHardware*>{&guessed, &nics}) {
     for (const std::string& s : h->sets) fitted += " --set " + s;
-    if (!h->why.empty()) why += (why.empty() ? "" : "; ") + h->why;
+    if (!h->why.empty()) why.push_back(h->why);
   }
   hardware.insert(std::string("--topology ").size() + source.size(), fitted);
-  if (!args.has("topology"))
-    hardware += " (" + (guessed.preset.empty() ? std::string("default") : std::string()) +
-                (guessed.preset.empty() && !why.empty() ? "; " : "") + why + "; pass --topology for the run's hardware)";
+  if (!args.has("topology")) {
+    why.push_back("pass --topology for the run's hardware");
+    hardware += " (" + join(why, "; ") + ")";
+  }
   report.hardware = hardware;
 
   const std::string text = format == "json"   ? render_validation_json(report)

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "common/text.h"
 #include "scenarios/validate_log.h"
 
 namespace ccsim {
@@ -119,12 +120,18 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
     const char* preset;
     int gpus;
     bool nvswitch;
+    // What the preset does not describe of this board's hosts, said when the run spans several.
+    const char* hosts_note = nullptr;
   };
   static const Rule rules[] = {{"V100-SXM2", "dgx1-v100", 8, false}, {"V100-SXM3", "dgx2-v100", 16, true},
                                {"A100-SXM", "hgx-a100", 8, true},    {"H100 80GB HBM3", "dgx-h100", 8, true},
                                {"H100-SXM", "dgx-h100", 8, true},    {"H200", "dgx-h200", 8, true},
                                {"H800", "hgx-h800", 8, true},        {"B200", "dgx-b200", 8, true},
-                               {"B300", "dgx-b200", 8, true}};
+                               // HGX B300 moves data inside a node as HGX B200 does (NVLink5, 18 x 50
+                               // GB/s, NVLS); its NICs (DGX B300: ConnectX-8, 800 Gb/s, PCIe Gen6) differ.
+                               {"B300", "dgx-b200", 8, true,
+                                "B300 on dgx-b200's NVLink5, but not its NICs: describe them (--set node.nic.Gbps=800 "
+                                "--set node.nic.pcie_generation=6 --set node.pcie.generation=6 for DGX B300's ConnectX-8)"}};
   for (const Rule& r : rules) {
     if (!has(n, r.part)) continue;
     LogHardware h;
@@ -137,11 +144,7 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
       h.preset = r.preset;
       h.sets = {"node.gpu.count=" + std::to_string(gpus_per_host), "node.nic.count=0"};
     }
-    // HGX B300 moves data inside a node as HGX B200 does (NVLink5, 18 x 50 GB/s, NVLS); its NICs
-    // (DGX B300: ConnectX-8 at 800 Gb/s, PCIe Gen6) are not dgx-b200's.
-    if (!h.preset.empty() && has(n, "B300") && hosts > 1)
-      h.why += "; B300 on dgx-b200's NVLink5, but not its NICs: describe them (--set node.nic.Gbps=800 "
-               "--set node.nic.pcie_generation=6 --set node.pcie.generation=6 for DGX B300's ConnectX-8)";
+    if (!h.preset.empty() && r.hosts_note && hosts > 1) h.why += std::string("; ") + r.hosts_note;
     return h.preset.empty() ? LogHardware{} : h;
   }
   return pcie_only_model(n) ? card() : LogHardware{};
@@ -182,11 +185,7 @@ LogHardware nics_from_debug(const DebugFacts& debug, int gpus_per_host) {
     h.sets.push_back(std::string("node.nic.transport=") + (layer == "IB" ? "ib" : "roce"));
     said.push_back(layer);
   }
-  if (!said.empty()) {
-    h.why = "NICs from the log's NCCL lines: ";
-    for (std::size_t i = 0; i < said.size(); ++i) h.why += (i ? ", " : "") + said[i];
-    h.why += " (not their speed)";
-  }
+  if (!said.empty()) h.why = "NICs from the log's NCCL lines: " + join(said) + " (not their speed)";
   return h;
 }
 

@@ -296,8 +296,11 @@ TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
   };
   const ValidatedRun one = validate_gb200("oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt", 4, with_domain(1), PredictModel::Engine);
   EXPECT_EQ(one.sizes.back().nccl_algorithm, "Ring");
+  // The ring's bound: 18 NVLink5 links at NCCL's 40.1 GB/s each (ncclTopoNVLinkBw, SM100).
+  const double ring_bound_GBps = 18 * 40.1;
+  EXPECT_NEAR(one.sizes.back().predicted_busbw_GBps, ring_bound_GBps, 0.01 * ring_bound_GBps);
   EXPECT_NEAR(one.sizes.back().measured_busbw_GBps, 685.19, 0.01);
-  EXPECT_NEAR(one.sizes.back().error, 0.053, 0.02) << one.sizes.back().error;
+  EXPECT_NEAR(one.sizes.back().error, ring_bound_GBps / 685.19 - 1, 0.01) << one.sizes.back().error;
   EXPECT_LT(std::fabs(one.bandwidth.median_error), 0.12) << one.bandwidth.median_error;
   const ValidatedRun two = validate_gb200("oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt", 8, with_domain(2), PredictModel::Engine);
   EXPECT_EQ(two.prediction.facts.gpus_per_node, 8);
