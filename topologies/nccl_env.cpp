@@ -263,7 +263,7 @@ NcclEnvNote apply_nccl_env(json& spec, const std::string& assignment, const std:
     const json* nic = find_object(spec, {"node", "nic"});
     const int ports = nic && nic->contains("ports_per_card") && (*nic)["ports_per_card"].is_number_integer()
                           ? (*nic)["ports_per_card"].get<int>()
-                          : 1;
+                          : kDefaultNicPortsPerCard;
     if (ports < 2) {
       note.effect = "no effect: one port per NIC card (node.nic.ports_per_card)";
       return note;

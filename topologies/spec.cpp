@@ -663,10 +663,8 @@ Topology build_topology(const json& spec, const std::string& source) {
     // src/graph/topo.cc ncclTopoAutoMerge; in use by 2024, NVIDIA/nccl#1422), so its topology search,
     // tuner and channels see `count / ports_per_card` NICs. `fuse_ports` false (NCCL_IB_MERGE_NICS=0)
     // keeps the ports apart.
-    const int one = 1;
-    const int ports = nic.integer("ports_per_card", 1, 8, &one);
-    const bool fuse_default = true;
-    if (nic.boolean("fuse_ports", fuse_default) && ports > 1) {
+    const int ports = nic.integer("ports_per_card", 1, 8, &kDefaultNicPortsPerCard);
+    if (nic.boolean("fuse_ports", kDefaultFuseNicPorts) && ports > 1) {
       if (nics % ports != 0)
         nic.fail("ports_per_card", std::to_string(ports) + " ports per card do not divide node.nic.count " +
                                        std::to_string(nics));

@@ -9,6 +9,11 @@
 
 namespace ccsim {
 
+// Defaults of node.nic.ports_per_card and node.nic.fuse_ports (docs/topology.md "NIC ports"): one
+// port per card, and NCCL fuses a card's ports into one network device (NCCL_NET_MERGE_LEVEL=PORT).
+constexpr int kDefaultNicPortsPerCard = 1;
+constexpr bool kDefaultFuseNicPorts = true;
+
 // Loads a preset by name (see embedded_presets()) or a JSON file by path. Comments are allowed.
 // Throws InputError naming the argument and listing the known presets when it is neither, and
 // "FILE: line L, column C: <message>" when the JSON is malformed.

@@ -11,6 +11,7 @@
 #include "topologies/nvlink_domain.h"
 #include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
+#include "topologies/spec.h"
 
 namespace ccsim {
 
@@ -115,9 +116,9 @@ std::string format_topology_report(const Topology& topo, int node) {
                                          : ", GPUDirect RDMA no");
     // A card's ports fused by NCCL into one device (node.nic.ports_per_card, fuse_ports).
     const auto nic = get("/node/nic");
-    const int ports = nic.is_object() ? nic.value("ports_per_card", 1) : 1;
+    const int ports = nic.is_object() ? nic.value("ports_per_card", kDefaultNicPortsPerCard) : kDefaultNicPortsPerCard;
     if (ports > 1)
-      os << (nic.value("fuse_ports", true) ? "; each fuses a card's " + std::to_string(ports) + " ports (NCCL's NIC fusion)"
+      os << (nic.value("fuse_ports", kDefaultFuseNicPorts) ? "; each fuses a card's " + std::to_string(ports) + " ports (NCCL's NIC fusion)"
                                            : "; ports of " + std::to_string(ports) + "-port cards, not fused");
     os << "\n";
     const auto fabric = get("/fabric");
