@@ -87,6 +87,17 @@ NcclPath from_path_class(PathClass c) {
   return NcclPath::Sys;
 }
 
+// NCCL's path type from local GPU l to NIC r of its node. A route through the GPU's own CPU is PHB,
+// except from a GPU attached to that CPU by NVLink-C2C (node.gpu.c2c: GH200, GB200), where NCCL
+// names it P2C, below PXN (src/graph/topo.h). NVL (a NIC reached over a C2C-like NVLink hop) counts as
+// PIX, NCCL's starting minTypeInter.
+NcclPath gpu_nic_path(const Topology& topo, int l, int r) {
+  const PathClass c = path_class(topo, topo.gpu(l), topo.nic(0, r));
+  if (c == PathClass::Nvl) return NcclPath::Pix;
+  if (c == PathClass::Phb && topo.gpu_c2c) return NcclPath::P2c;
+  return from_path_class(c);
+}
+
 // NCCL bandwidth of the first link of `kind` at vertex v (0 if none).
 // NCCL derives PCIe speeds from the link's generation and width, not from what DMA achieves: undo
 // the topology's achievable-fraction factor (node.pcie.efficiency) to get the nominal rate back.
@@ -122,9 +133,7 @@ bool balanced_tree_found(const Topology& topo, bool multi, int compCap, NcclPath
   for (int r = 0; r < nics; ++r) {
     int close = 0;
     for (int l = 0; l < ppn; ++l) {
-      NcclPath p = from_path_class(path_class(topo, topo.gpu(l), topo.nic(0, r)));
-      if (p == NcclPath::Nvl) p = NcclPath::Pix;  // as typeInter is taken (a C2C-attached NIC)
-      if (static_cast<int>(p) <= static_cast<int>(typeInter)) ++close;
+      if (static_cast<int>(gpu_nic_path(topo, l, r)) <= static_cast<int>(typeInter)) ++close;
     }
     if (close >= 2) return true;
   }
@@ -230,13 +239,11 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     netBw = nic;
     if (gpuPci > 0) netBw = std::min(netBw, gpuPci);
     if (nicPci > 0) netBw = std::min(netBw, nicPci);
-    PathClass best = PathClass::Sys;
+    typeInter = NcclPath::Sys;
     for (int l = 0; l < ppn; ++l) {
       const int n = nic_for_gpu(topo, l);
-      if (n >= 0) best = std::min(best, path_class(topo, topo.gpu(l), topo.nic(0, n)));
+      if (n >= 0) typeInter = std::min(typeInter, gpu_nic_path(topo, l, n));
     }
-    typeInter = from_path_class(best);
-    if (typeInter == NcclPath::Nvl) typeInter = NcclPath::Pix;
     s.notes.push_back(fmt("NET: %.0f NICs x %.1f GB/s per node; GPU->NET path bw %.1f GB/s = min(NIC %.1f, ", nics, nic, netBw, nic) +
                       fmt("GPU PCIe %.1f, NIC PCIe %.1f) in NCCL units; GPU-NIC path ", gpuPci, nicPci) + to_string(typeInter));
     if (!topo.network.gpudirect_rdma) s.notes.push_back("no GPUDirect RDMA: NCCL stages through host memory (not reflected in graph bandwidths)");

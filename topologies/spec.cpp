@@ -27,7 +27,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
-      {"/node/gpu", {"model", "arch", "count", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes", "nccl_p2p_ll_threshold_bytes"}},
+      {"/node/gpu", {"model", "arch", "count", "c2c", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes", "nccl_p2p_ll_threshold_bytes"}},
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes", "peers"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
@@ -406,6 +406,11 @@ Topology build_topology(const json& spec, const std::string& source) {
   const std::string unknown = "unknown";
   const std::string gpu_arch = gpu.string("arch", &unknown);
   const int gpus = gpu.integer("count", 1, 64);
+  // A superchip's GPU (GH200, GB200) hangs off its own Grace CPU by NVLink-C2C, not PCIe: NCCL's path
+  // from it to a NIC on that CPU's PCIe is P2C (src/graph/topo.h: "a GPU and a NIC using the C2C
+  // connection to the CPU and the PCIe connection to the NIC"), not PHB, which keeps LL128 and the
+  // balanced tree (algorithms/nccl_channels.cpp). The link itself stays the node.pcie description.
+  const bool gpu_c2c = gpu.boolean("c2c", false);
   // NCCL's channel-count settings (NcclChannelSettings): read only where given, so that a
   // description without them resolves as before. NCCL's own range: 0 or 1 to MAXCHANNELS (64).
   NcclChannelSettings nccl_channels;
@@ -460,14 +465,15 @@ Topology build_topology(const json& spec, const std::string& source) {
     nvls = nv.boolean("nvls", false);
     // Without an NVSwitch the GPUs are joined pair by pair (a bridge of 2 GPUs, DGX-1's hybrid
     // cube-mesh, 4 GPUs fully connected): `peers` lists [gpu_a, gpu_b, links] per joined pair; a
-    // pair of GPUs needs none (the bridge carries every link of both).
+    // pair of GPUs needs none (the bridge carries every link of both), nor does one GPU (a GH200
+    // node of one superchip, or one of a gh200-quad's: `--set node.nvlink.peers=null`).
     if (nv.has("peers") && nvswitch) nv.fail("peers", "NVLink peers describe GPUs joined without an NVSwitch: needs nvswitch: false");
     if (!nvswitch) {
       if (nv.has("peers")) {
         nvlink_peers = parse_nvlink_peers(nv.at("peers"), gpus, nvl_links, source, nv.path("peers"));
       } else if (gpus == 2) {
         nvlink_peers = {{0, 1, nvl_links}};
-      } else {
+      } else if (gpus > 1) {
         nv.fail("nvswitch", "NVLink without NVSwitch needs `peers` ([gpu_a, gpu_b, links] per joined pair) unless the node has "
                             "exactly 2 GPUs (got " + std::to_string(gpus) + ")");
       }
@@ -754,6 +760,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.name = name;
   topo.gpu_model = gpu_model;
   topo.gpu_arch = gpu_arch;
+  topo.gpu_c2c = gpu_c2c;
   topo.cpu_vendor = cpu_vendor;
   topo.cpu_model_id = cpu_model_id;
   topo.has_nvswitch = has_nvlink && nvswitch;

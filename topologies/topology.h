@@ -202,6 +202,7 @@ class Topology {
   std::string name;            // preset or file name
   std::string gpu_model;       // e.g. "H100-SXM5-80GB"
   std::string gpu_arch;        // e.g. "sm90"
+  bool gpu_c2c = false;        // GPUs attached to their CPU by NVLink-C2C (node.gpu.c2c): NCCL's GPU-NIC path P2C
   std::string cpu_vendor;      // "intel", "amd", ...
   int cpu_model_id = 0;        // CPUID model (node.cpu.model_id); 0 when the description does not say
   bool has_nvswitch = false;
