@@ -101,20 +101,46 @@ LogHardware generic_pcie_host(const std::string& gpu_name, const std::string& ar
   return h;
 }
 
+// GH200 superchips come one per node or four per node (gh200-quad: every pair joined by 6 NVLinks, one
+// NIC per superchip). A run of g <= 4 per host is g superchips of such a node with their g NICs.
+LogHardware gh200_host(const std::string& gpu_name, int gpus_per_host, int hosts) {
+  if (gpus_per_host > 4) return {};
+  LogHardware h;
+  h.preset = "gh200-quad";
+  const int g = gpus_per_host;
+  if (g != 4) {
+    h.sets.push_back("node.gpu.count=" + std::to_string(g));
+    std::string peers;
+    for (int a = 0; a < g; ++a)
+      for (int b = a + 1; b < g; ++b) peers += std::string(peers.empty() ? "" : ",") + "[" + std::to_string(a) + "," + std::to_string(b) + ",6]";
+    h.sets.push_back("node.nvlink.peers=" + (peers.empty() ? std::string("null") : "[" + peers + "]"));
+  }
+  if (hosts == 1) h.sets.push_back("node.nic.count=0");
+  else if (g != 4) h.sets.push_back("node.nic.count=" + std::to_string(g));
+  h.why = "from the log's devices: " + std::to_string(g) + " x " + gpu_name +
+          (hosts == 1 ? std::string(" on one host") : " per host on " + std::to_string(hosts) + " hosts") +
+          ", superchips of a four-GH200 node (one NIC each)";
+  if (hosts > 1)
+    h.why += "; its NICs are JUPITER's InfiniBand: describe Slingshot-11 (Alps, Isambard-AI, Olivia) with "
+             "--set node.nic.transport=roce, and a NCCL before 2.27 (GPU-NIC path PHB, not P2C) with --set node.gpu.c2c=false";
+  return h;
+}
+
 }  // namespace
 
 LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts) {
   const std::string n = upper(gpu_name);
   if (n.empty() || gpus_per_host < 1 || hosts < 1) return {};
   // Cards hang off hosts their name does not describe: the generic PCIe server, if the architecture is
-  // known. A800 (8 NVLinks, not A100's 12), GB200 (trays of 4 in a rack) and GH200 (one Grace Hopper
-  // per node) are not told apart from their neighbours by the rules below.
+  // known. A800 (8 NVLinks, not A100's 12) and GB200 (trays of 4 in a rack) are not told apart from
+  // their neighbours by the rules below; GH200 has a node of its own (gh200_host).
   const auto card = [&]() {
     const std::string arch = gpu_arch_from_name(gpu_name);
     return arch.empty() ? LogHardware{} : generic_pcie_host(gpu_name, arch, gpus_per_host, hosts);
   };
   if (pcie_marked(n)) return card();
-  if (has(n, "GB200") || has(n, "GB300") || has(n, "GH200") || has(n, "A800")) return {};
+  if (has(n, "GH200")) return gh200_host(gpu_name, gpus_per_host, hosts);
+  if (has(n, "GB200") || has(n, "GB300") || has(n, "A800")) return {};
   struct Rule {
     const char* part;
     const char* preset;

@@ -40,6 +40,7 @@ declare -A nccl_version=(
   ["h100x80-10node-reducescatter-nccl2.29.2.txt"]=2.29.2  # printed
   ["h100x80-10node-alltoall-nccl2.29.2.txt"]=2.29.2  # printed
   ["oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt"]=2.21.5  # stated (NGC TensorFlow 24.06)
+  ["gh200x2-2node-1gpu-alps-slingshot-allreduce-nccl2.30.7.txt"]=2.30.7  # printed
   ["oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt"]=2.27.5  # printed
   ["oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
@@ -118,6 +119,9 @@ cases=(
   "nebius-h100x16-2node-ib-allreduce-dstack.txt|--topology dgx-h100"
   "oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt|--topology oci-h100"
   "oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt|--topology dgx-h200 --set node.nic.transport=roce"
+  "gh200x8-2node-alps-slingshot-allreduce.txt|--topology gh200-quad --set node.gpu.c2c=false --set node.nic.transport=roce"
+  "gh200x8-2node-santis-slingshot-allreduce.txt|--topology gh200-quad --set node.gpu.c2c=false --set node.nic.transport=roce"
+  "gh200x2-2node-1gpu-alps-slingshot-allreduce-nccl2.30.7.txt|--topology gh200-quad --set node.gpu.count=1 --set node.nvlink.peers=null --set node.nic.count=1 --set node.nic.transport=roce"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

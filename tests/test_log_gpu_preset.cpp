@@ -55,7 +55,14 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   const LogHardware b300 = hardware_for_gpu("NVIDIA B300 SXM6 AC", 8, 2);
   EXPECT_EQ(b300.preset, "dgx-b200");
   EXPECT_NE(b300.why.find("node.nic.Gbps=800"), std::string::npos) << b300.why;
-  EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 480GB", 1, 2).preset, "");
+  // GH200: one to four superchips of a gh200-quad node, each with its NIC and 6 NVLinks to each other.
+  const LogHardware gh200_one = hardware_for_gpu("NVIDIA GH200 480GB", 1, 2);
+  EXPECT_EQ(gh200_one.preset, "gh200-quad");
+  EXPECT_EQ(gh200_one.sets, (std::vector<std::string>{"node.gpu.count=1", "node.nvlink.peers=null", "node.nic.count=1"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 120GB", 4, 2).sets, std::vector<std::string>{});
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 120GB", 3, 1).sets,
+            (std::vector<std::string>{"node.gpu.count=3", "node.nvlink.peers=[[0,1,6],[0,2,6],[1,2,6]]", "node.nic.count=0"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 120GB", 8, 2).preset, "");
   // Fewer GPUs of an NVSwitch node on one host: a smaller node without NICs; not on several hosts,
   // not on DGX-1's joined pairs (which 4 of them is not known).
   const LogHardware twelve = hardware_for_gpu("Tesla V100-SXM3-32GB", 12, 1);

@@ -57,13 +57,15 @@ json minimal_spec() {
 TEST(Presets, AllPresetsEmbeddedAndBuild) {
   const auto names = known_presets();
   EXPECT_EQ(names, (std::vector<std::string>{"aws-p5", "azure-nd-h100-v5", "dgx-b200", "dgx-h100", "dgx-h200", "dgx1-v100",
-                                              "dgx2-v100", "gb200-nvl72", "gcp-a3-high", "gcp-a3-mega", "hgx-a100", "hgx-h800", "oci-a100", "oci-h100", "pcie-gen4-8gpu"}));
+                                              "dgx2-v100", "gb200-nvl72", "gcp-a3-high", "gcp-a3-mega", "gh200-quad", "hgx-a100", "hgx-h800", "oci-a100", "oci-h100",
+                                              "pcie-gen4-8gpu"}));
   for (const auto& n : names) {
     if (n == "gb200-nvl72") continue;  // racks of 18 trays x 4 GPUs: tests/test_nvlink_domain.cpp
     for (int nodes : {1, 3}) {
       const Topology t = make(n, {}, nodes);
       EXPECT_EQ(t.num_nodes(), nodes);
-      const int gpus = n == "dgx2-v100" ? 16 : 8;  // DGX-2: 16 V100 on one NVSwitch plane
+      // DGX-2: 16 V100 on one NVSwitch plane; gh200-quad: four superchips.
+      const int gpus = n == "dgx2-v100" ? 16 : n == "gh200-quad" ? 4 : 8;
       EXPECT_EQ(t.gpus_per_node(), gpus);
       EXPECT_EQ(t.num_gpus(), gpus * nodes);
       EXPECT_EQ(t.name, n);
@@ -265,7 +267,7 @@ TEST(SpecErrors, NodeCount) {
 TEST(SpecErrors, UnknownPresetAndMissingFile) {
   const std::string m = error_of([] { load_topology_spec("dgx-h300"); });
   EXPECT_NE(m.find("dgx-h300"), std::string::npos) << m;
-  EXPECT_NE(m.find("dgx-h100, dgx-h200, dgx1-v100, dgx2-v100, gb200-nvl72, gcp-a3-high, gcp-a3-mega, hgx-a100, hgx-h800, oci-a100, oci-h100, pcie-gen4-8gpu"), std::string::npos) << m;
+  EXPECT_NE(m.find("dgx-h100, dgx-h200, dgx1-v100, dgx2-v100, gb200-nvl72, gcp-a3-high, gcp-a3-mega, gh200-quad, hgx-a100, hgx-h800, oci-a100, oci-h100, pcie-gen4-8gpu"), std::string::npos) << m;
   const std::string m2 = error_of([] { load_topology_spec("/nonexistent/dir/my-cluster.json"); });
   EXPECT_NE(m2.find("/nonexistent/dir/my-cluster.json"), std::string::npos) << m2;
   EXPECT_NE(m2.find("cannot open"), std::string::npos) << m2;
