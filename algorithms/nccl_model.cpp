@@ -154,7 +154,11 @@ std::string ll128_disabled_reason(const NcclTopoSummary& s, const NcclGraphInfo&
     return "LL128 disabled by default: " + s.nccl_version.label() + " enables it on sm70, sm80 and sm90 only (here sm" +
            std::to_string(s.compCap) + ")";
   // NCCL_LL128_C2C=1 (default): on sm90+ LL128 is allowed up to PXN between GPU and NIC, else up to PXB.
+  // Before 2.27 a C2C-attached GPU's NIC path was PHB to this rule (NcclTunerConstants::ll128_over_p2c).
   const NcclPath maxInter = s.compCap >= 90 ? NcclPath::Pxn : NcclPath::Pxb;
+  if (g.typeInter == NcclPath::P2c && !s.nccl_version.tuner->ll128_over_p2c)
+    return "LL128 disabled by default: " + s.nccl_version.label() +
+           " enables it across nodes on C2C-attached GPUs (GPU-NIC path P2C) from 2.27 only";
   if (g.typeInter > maxInter)
     return std::string("LL128 disabled by default: GPU-NIC path ") + to_string(g.typeInter) + " is beyond " +
            to_string(maxInter);

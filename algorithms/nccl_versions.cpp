@@ -98,6 +98,7 @@ void set_2_19_rules(NcclTunerConstants& c) {
   c.nvls_agrs_min_intra_share = false;
   c.non_ring_agrs_keep_busbw = false;
   c.nvlstree_correction_sm100 = false;
+  c.ll128_over_p2c = false;
 }
 
 NcclTunerConstants make_2_19() {
@@ -123,6 +124,7 @@ NcclTunerConstants make_2_23() {
       v2_23::baseLat, v2_23::hwLat, nccl230::llMaxBws, v2_23::perChMaxRingLL128Bws, v2_23::perChMaxTreeLL128Bws,
       v2_23::perChMaxTreeBws);
   c.nvlstree_correction_sm100 = false;
+  c.ll128_over_p2c = false;
   return c;
 }
 

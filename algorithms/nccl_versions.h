@@ -40,6 +40,11 @@ struct NcclTunerConstants {
   bool non_ring_agrs_keep_busbw = true;   // AllGather/ReduceScatter off the ring keep busBw (no algBw ratio);
                                           // else only CollNetDirect does, and NVLS pays the x 5/6
   bool nvlstree_correction_sm100 = true;  // NVLSTree AllReduce gets the tree correction factor on sm100
+  // A C2C-attached GPU's route to its NIC (GH200, GB200: node.gpu.c2c) counts as P2C, below PXN, in the
+  // LL128 rule; else as PHB, which keeps LL128 off across nodes. NCCL enabled LL128 over it from 2.27.3
+  // (NVIDIA/nccl#2001: wrong results on GH200 from 2.27.3, none with 2.26.6), when GPUDirect RDMA over C2C
+  // became its default too (NVIDIA-NeMo PR #13621: NCCL_NET_GDR_C2C "becomes default after NCCL >= 2.27").
+  bool ll128_over_p2c = true;
 };
 
 // A NCCL version as the user or a log gave it, with the tuner constants of its range.

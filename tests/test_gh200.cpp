@@ -38,6 +38,17 @@ TEST(Gh200, SuperchipNicPathIsP2cAndKeepsLl128) {
   EXPECT_EQ(ll128_disabled_reason(tray, tray.ring), "");
 }
 
+// The rule is the tuner's of 2.27 on: with NCCL 2.26's constants (--nccl-version 2.26) the same P2C graph
+// keeps LL128 off across nodes, as NCCL 2.26.6 did on GH200 (NVIDIA/nccl#2001), and the tuner picks
+// among LL and Simple.
+TEST(Gh200, Ll128OverP2cFromNccl227) {
+  NcclTopoSummary quad = summary("gh200-quad", 2);
+  quad.nccl_version = parse_nccl_version("2.26.6", "--nccl-version");
+  EXPECT_NE(ll128_disabled_reason(quad, quad.ring).find("from 2.27 only"), std::string::npos);
+  quad.nccl_version = parse_nccl_version("2.27.3", "--nccl-version");
+  EXPECT_EQ(ll128_disabled_reason(quad, quad.ring), "");
+}
+
 // Four GPUs, every pair joined by 6 NVLink4 links (150 GB/s per direction, JSC): NCCL's ring search over
 // the joined pairs; no NVSwitch, so no NVLS. One GPU of such a node needs no NVLink at all; three
 // without their pairs are refused.
