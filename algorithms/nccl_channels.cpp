@@ -89,8 +89,8 @@ NcclPath from_path_class(PathClass c) {
 
 // NCCL's path type from local GPU l to NIC r of its node. A route through the GPU's own CPU is PHB,
 // except from a GPU attached to that CPU by NVLink-C2C (node.gpu.c2c: GH200, GB200), where NCCL
-// names it P2C, below PXN (src/graph/topo.h). NVL (a NIC reached over a C2C-like NVLink hop) counts as
-// PIX, NCCL's starting minTypeInter.
+// names it P2C, below PXN (src/graph/topo.h). A route path_class names NVL counts as PIX, NCCL's
+// starting minTypeInter.
 NcclPath gpu_nic_path(const Topology& topo, int l, int r) {
   const PathClass c = path_class(topo, topo.gpu(l), topo.nic(0, r));
   if (c == PathClass::Nvl) return NcclPath::Pix;
