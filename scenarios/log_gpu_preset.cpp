@@ -126,21 +126,44 @@ LogHardware gh200_host(const std::string& gpu_name, int gpus_per_host, int hosts
   return h;
 }
 
+// GB200 / GB300 trays (4 superchips each) on the NVLink switch fabric of an NVL72 rack: a run of 4 per host
+// on up to 18 hosts is taken as one NVLink domain of its trays (MNNVL, as every public GB200/GB300 run here
+// is: CoreWeave's racks, OCI's 1-16 trays), on whole racks of 18 when the hosts fill them; one host is one
+// tray without NICs. Other layouts are not guessed (OCI's 2 racks of 16 trays each: docs/accuracy.md).
+LogHardware grace_blackwell_trays(const std::string& gpu_name, bool ultra, int gpus_per_host, int hosts) {
+  constexpr int kTraysPerRack = 18;
+  if (gpus_per_host != 4 && !(hosts == 1 && gpus_per_host < 4)) return {};
+  const int domain = hosts <= kTraysPerRack ? hosts : hosts % kTraysPerRack == 0 ? kTraysPerRack : 0;
+  if (domain == 0) return {};
+  LogHardware h;
+  h.preset = "gb200-nvl72";
+  if (gpus_per_host != 4) h.sets.push_back("node.gpu.count=" + std::to_string(gpus_per_host));
+  if (domain != kTraysPerRack) h.sets.push_back("node.nvlink.domain_size=" + std::to_string(domain));
+  if (hosts == 1) h.sets.push_back("node.nic.count=0");
+  h.why = "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
+          (hosts == 1 ? std::string(" on one tray") : " per tray on " + std::to_string(hosts) + " trays, taken as NVLink domains of " +
+                                                            std::to_string(domain) + " trays (MNNVL; without it: --set node.nvlink.domain_size=1)");
+  if (ultra && hosts > 1)
+    h.why += "; GB300 on gb200-nvl72's NVLink5, but not its NICs: describe them (DGX GB300: ConnectX-8, --set node.nic.Gbps=800)";
+  return h;
+}
+
 }  // namespace
 
 LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts) {
   const std::string n = upper(gpu_name);
   if (n.empty() || gpus_per_host < 1 || hosts < 1) return {};
   // Cards hang off hosts their name does not describe: the generic PCIe server, if the architecture is
-  // known. A800 (8 NVLinks, not A100's 12) and GB200 (trays of 4 in a rack) are not told apart from
-  // their neighbours by the rules below; GH200 has a node of its own (gh200_host).
+  // known. A800 (8 NVLinks, not A100's 12) is not told apart from A100 by the rules below; GH200 and the
+  // Grace Blackwell trays have nodes of their own (gh200_host, grace_blackwell_trays).
   const auto card = [&]() {
     const std::string arch = gpu_arch_from_name(gpu_name);
     return arch.empty() ? LogHardware{} : generic_pcie_host(gpu_name, arch, gpus_per_host, hosts);
   };
   if (pcie_marked(n)) return card();
   if (has(n, "GH200")) return gh200_host(gpu_name, gpus_per_host, hosts);
-  if (has(n, "GB200") || has(n, "GB300") || has(n, "A800")) return {};
+  if (has(n, "GB200") || has(n, "GB300")) return grace_blackwell_trays(gpu_name, has(n, "GB300"), gpus_per_host, hosts);
+  if (has(n, "A800")) return {};
   struct Rule {
     const char* part;
     const char* preset;

@@ -46,10 +46,17 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   EXPECT_EQ(hardware_for_gpu("NVIDIA A100-SXM4-80GB", 8, 2).preset, "hgx-a100");
   EXPECT_EQ(hardware_for_gpu("NVIDIA A100 80GB PCIe", 8, 1).preset, "pcie-gen4-8gpu");
   EXPECT_EQ(hardware_for_gpu("NVIDIA H200 NVL", 4, 1).preset, "pcie-gen4-8gpu");
-  // A800 and GB200 nodes are not told apart by the name.
+  // A800 is not told apart from A100 by the name.
   EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
-  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).preset, "");
-  EXPECT_EQ(hardware_for_gpu("NVIDIA GB300", 4, 16).preset, "");
+  // GB200 / GB300 trays: the run's trays as one NVLink domain up to a rack's 18, whole racks beyond.
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).sets, std::vector<std::string>{});
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 36).preset, "gb200-nvl72");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB300", 4, 16).sets, std::vector<std::string>{"node.nvlink.domain_size=16"});
+  EXPECT_NE(hardware_for_gpu("NVIDIA GB300", 4, 16).why.find("node.nic.Gbps=800"), std::string::npos);
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 1).sets,
+            (std::vector<std::string>{"node.nvlink.domain_size=1", "node.nic.count=0"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 32).preset, "");  // 32 trays: not whole racks of 18
+  EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 2, 4).preset, "");
   // HGX B300: dgx-b200's NVLink5; on several hosts the report asks for its NICs.
   EXPECT_EQ(hardware_for_gpu("NVIDIA B300 SXM6 AC", 8, 1).preset, "dgx-b200");
   const LogHardware b300 = hardware_for_gpu("NVIDIA B300 SXM6 AC", 8, 2);
@@ -83,6 +90,28 @@ TEST(LogGpuPreset, ValidateWithoutTopologyTakesTheLogsGpus) {
   EXPECT_NE(dgx2.code, 2) << dgx2.err;  // 1: some sizes outside the tolerance, as with the flags given
   EXPECT_NE(dgx2.out.find("--topology dgx2-v100 --set node.gpu.count=12 --set node.nic.count=0 (from the log's devices"),
             std::string::npos);
+}
+
+// OCI's two GB300 trays (tests/data/nccl-tests/oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt) with the four
+// device lines its source elided restored: 4 per host on 2 hosts, predicted on gb200-nvl72 as one NVLink
+// domain of the 2 trays, the hardware line asking for GB300's NICs.
+TEST(LogGpuPreset, ValidateWithoutTopologyTakesGraceBlackwellTraysAsOneDomain) {
+  std::string text = testing::read_text_file(kLogs + "oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt");
+  const std::string elided = "...\n";
+  const std::size_t at = text.find(elided);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, elided.size(),
+               "#  Rank  2 Group  0 Pid 566237 on   GPU-5188 device  2 [0018:06:00] NVIDIA GB300\n"
+               "#  Rank  3 Group  0 Pid 566238 on   GPU-5188 device  3 [0019:06:00] NVIDIA GB300\n"
+               "#  Rank  4 Group  0 Pid 561672 on    GPU-205 device  0 [0008:06:00] NVIDIA GB300\n"
+               "#  Rank  5 Group  0 Pid 561673 on    GPU-205 device  1 [0009:06:00] NVIDIA GB300\n");
+  const auto r = testing::run_ccsim("validate " + testing::write_temp_file("gb300-2tray.txt", text));
+  ASSERT_NE(r.code, 2) << r.err;
+  EXPECT_NE(r.out.find("--topology gb200-nvl72 --set node.nvlink.domain_size=2 (from the log's devices: 4 x NVIDIA GB300 per "
+                       "tray on 2 trays, taken as NVLink domains of 2 trays"),
+            std::string::npos)
+      << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("node.nic.Gbps=800"), std::string::npos);
 }
 
 TEST(LogGpuPreset, ValidateNotesATopologyOfOtherGpus) {
