@@ -114,6 +114,16 @@ TEST(LogGpuPreset, ValidateWithoutTopologyTakesGraceBlackwellTraysAsOneDomain) {
   EXPECT_NE(r.out.find("node.nic.Gbps=800"), std::string::npos);
 }
 
+// rccl-tests prints nccl-tests' table; on AMD GPUs the report says the prediction is not RCCL's.
+TEST(LogGpuPreset, ValidateSaysAmdGpusRunRccl) {
+  std::string text = testing::read_text_file(kLogs + "h100x32-4node-ndr-allreduce-nccl2.26.2.txt");
+  for (std::size_t at; (at = text.find("NVIDIA H100 80GB HBM3")) != std::string::npos;)
+    text.replace(at, std::string("NVIDIA H100 80GB HBM3").size(), "AMD Instinct MI300X");
+  const auto r = testing::run_ccsim("validate " + testing::write_temp_file("mi300x.txt", text));
+  ASSERT_NE(r.code, 2) << r.err;
+  EXPECT_NE(r.out.find("the log's GPUs are AMD Instinct MI300X: AMD GPUs run RCCL"), std::string::npos) << r.out.substr(0, 800);
+}
+
 TEST(LogGpuPreset, ValidateNotesATopologyOfOtherGpus) {
   const auto r = testing::run_ccsim("validate " + kLogs + "v100x8-hybrid-cube-mesh-allreduce-g8.txt --topology dgx-h100");
   EXPECT_NE(r.out.find("the log's GPUs are Tesla V100-SXM2-16GB (sm70) but the topology describes H100-SXM5-80GB (sm90)"),
