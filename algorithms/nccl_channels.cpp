@@ -212,7 +212,7 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
           va.kind != VertexKind::Gpu && vb.kind != VertexKind::Gpu && va.kind != VertexKind::Nic && vb.kind != VertexKind::Nic)
         uplink = uplink == 0 ? nccl_pci_bw_from_link(pcie_nominal_Bps(topo, lk.bandwidth_Bps))
                              : std::min(uplink, nccl_pci_bw_from_link(pcie_nominal_Bps(topo, lk.bandwidth_Bps)));
-      if (lk.kind == LinkKind::InterSocket) socket = nccl_inter_cpu_bw(s.cpu_vendor, topo.cpu_model_id);
+      if (lk.kind == LinkKind::InterSocket) socket = nccl_inter_cpu_bw(s.cpu_vendor, topo.cpu_model_id, topo.cpu_family_id);
     }
     B = gpuPci;
     if (worst >= PathClass::Pxb && uplink > 0) B = std::min(B, uplink);
@@ -225,7 +225,9 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
                       to_string(typeIntra) + " (approximation of NCCL's search)");
     if (worst == PathClass::Sys && socket > 0)
       s.notes.push_back(fmt("inter-socket: %.0f GB/s, NCCL 2.30's figure for CPU ", socket) + topo.cpu_vendor +
-                        (topo.cpu_model_id > 0 ? " model " + std::to_string(topo.cpu_model_id) : std::string(" (model not stated)")));
+                        (topo.cpu_vendor == "amd"
+                             ? (topo.cpu_family_id > 0 ? " family " + std::to_string(topo.cpu_family_id) : std::string(" (family not stated)"))
+                             : topo.cpu_model_id > 0 ? " model " + std::to_string(topo.cpu_model_id) : std::string(" (model not stated)")));
     if (intel_phb) s.notes.push_back("Intel root complex on the PHB path: each channel takes 6/5 of its speed on the PCIe links (INTEL_P2P_OVERHEAD)");
   }
 

@@ -404,7 +404,17 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
   }
   // NCCL's tuner reads the Intel model (family 6) for its inter-socket bandwidth (ncclTopoGetInterCpuBw);
   // the dump carries it as familyid/modelid. Anything else leaves node.cpu.model_id unset.
-  int cpu_model_id = 0;
+  int cpu_model_id = 0, cpu_family_id = 0;
+  if (vendor == "amd") {
+    // AMD's family (23 Zen 1/2, 25 Zen 3/4, 26 Zen 5: NCCL 2.30.5+'s inter-socket figure). NCCL before
+    // 2.30.5 wrote it as base 15 + extended family << 4 (Zen 3/4: 175), 2.30.5 on as the x86 spec has it
+    // (15 + extended: 25; commit 2f1c174, NVIDIA/nccl#2441's two dumps): both are read.
+    int family = 0;
+    if (parse_int(cpus[0]->attr("familyid"), family) && family >= 15) {
+      cpu_family_id = family >= 0x80 ? 15 + ((family - 15) >> 4) : family;
+      if (cpu_family_id > 255) cpu_family_id = 0;
+    }
+  }
   if (vendor == "intel") {
     int family = 0, model = 0;
     if (parse_int(cpus[0]->attr("familyid"), family) && parse_int(cpus[0]->attr("modelid"), model) && family == 6 &&
@@ -511,6 +521,7 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
 
   nlohmann::json cpu = {{"sockets", sockets}, {"vendor", vendor}};
   if (cpu_model_id > 0) cpu["model_id"] = cpu_model_id;
+  if (cpu_family_id > 0) cpu["family_id"] = cpu_family_id;
   nlohmann::json node = {{"gpu", {{"model", model}, {"arch", arch}, {"count", G}}},
                          {"nvlink", nvlink},
                          {"cpu", cpu},

@@ -288,6 +288,25 @@ TEST(NcclTopoXml, DumpWithGpuNvlinkAndNet) {
   EXPECT_TRUE(topo.nvls_capable);
 }
 
+// NCCL wrote AMD's CPUID family as 15 + (extended family << 4) before 2.30.5 and as 15 + extended family
+// since (NVIDIA/nccl#2441's good and bad dumps of one EPYC 9534: 175 and 25); both are Zen 3/4, family 25.
+TEST(NcclTopoXml, AmdFamilyInBothOfNcclsEncodings) {
+  for (const char* family : {"175", "25"}) {
+    const std::string dump = std::string(R"(<system version="1">
+  <cpu host_hash="0x1" numaid="0" affinity="ff" arch="x86_64" vendor="AuthenticAMD" familyid=")") + family + R"(" modelid="17">
+    <pci busid="0000:61:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+      <gpu dev="0" sm="90" rank="0" gdr="1"/>
+    </pci>
+  </cpu>
+</system>
+)";
+    auto x = xml(dump);
+    const auto spec = node_spec_from_nccl_xml(x, "dump.xml");
+    EXPECT_EQ(spec["node"]["cpu"]["vendor"], "amd") << family;
+    EXPECT_EQ(spec["node"]["cpu"]["family_id"], 25) << family;
+  }
+}
+
 TEST(NcclTopoXml, MalformedXmlNamesFileAndLine) {
   expect_error([] { xml("<system>\n  <cpu numaid=\"0\">\n    <pci class=\"0x0302\">\n  </cpu>\n</system>\n"); }, "topo.xml",
                "line 4: closing tag </cpu> does not match <pci> opened on line 3");

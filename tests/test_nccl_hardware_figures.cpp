@@ -45,7 +45,12 @@ TEST(NcclHardwareFigures, InterCpuBandwidthFollowsNcclsCpuModelDetection) {
   EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("intel", 0x55), 10.0);  // Skylake-SP / Cascade Lake
   EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("intel", 0x4F), 6.0);   // Broadwell-EP
   EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("intel", 0), 10.0);     // model not stated
-  EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("amd", 49), 16.0);      // AMD_BW, any model in 2.30
+  // AMD by CPUID family since NCCL 2.30.5 (commit 2f1c174, NVIDIA/nccl#2441): Zen 1/2 16, Zen 3/4 24, Zen 5 32.
+  EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("amd", 49), 16.0);      // family not stated: NCCL's one figure before
+  EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("amd", 0, 23), 16.0);   // Rome (EPYC 7742)
+  EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("amd", 0, 24), 16.0);   // #2441's workaround: family 24 is taken as Zen 1/2
+  EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("amd", 17, 25), 24.0);  // Genoa (#2441's EPYC 9534: family 25, model 17)
+  EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("amd", 2, 26), 32.0);   // Turin (EPYC 9575F)
   EXPECT_DOUBLE_EQ(nccl_inter_cpu_bw("arm", 0), 6.0);        // ARM_BW
 }
 

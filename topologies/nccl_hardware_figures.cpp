@@ -39,12 +39,12 @@ double nccl_pci_bw_from_link(double bandwidth_Bps) {
 
 double nccl_nvls_efficiency(int cc) { return cc >= 100 ? kNcclNvlsEfficiencyBlackwell : kNcclNvlsEfficiencyHopper; }
 
-double nccl_inter_cpu_bw(const std::string& vendor, int model_id) {
+double nccl_inter_cpu_bw(const std::string& vendor, int model_id, int family_id) {
   if (vendor == "intel") {
     if (model_id == 0) return 10.0;
     return model_id >= 0xCF ? 40.0 : model_id >= 0x8F ? 22.0 : model_id >= 0x55 ? 10.0 : 6.0;
   }
-  if (vendor == "amd") return 16.0;
+  if (vendor == "amd") return family_id >= 26 ? 32.0 : family_id == 25 ? 24.0 : 16.0;
   return 6.0;
 }
 

@@ -42,9 +42,12 @@ double nccl_nvls_efficiency(int compCap);
 // "modelid" of NCCL's topology dump): >= 0xCF Emerald Rapids ERP_QPI_BW 40, >= 0x8F Sapphire Rapids
 // SRP_QPI_BW 22 (Granite Rapids, 0xAD, falls here too), >= 0x55 Skylake-SP and later SKL_QPI_BW 10,
 // below Broadwell BDW_QPI_BW 6. `model_id` 0 (not stated): Skylake's 10, ccsim's default before the
-// model was described. AMD: AMD_BW 16; ARM ("arm", "nvidia": Grace): ARM_BW 6. Other vendors: 6, a
+// model was described. AMD by `family_id`, the CPUID family (lscpu's "CPU family"), as NCCL 2.30.5+
+// does (commit 2f1c174, "Fix AMD inter-CPU bandwidth detection: add per-generation values", quoted in
+// NVIDIA/nccl#2441): Zen 1/2 (family 23, and below) 16, Zen 3/4 (25) 24, Zen 5 (26 on) 32; not stated
+// (0): 16, NCCL's one AMD figure before. ARM ("arm", "nvidia": Grace): ARM_BW 6. Other vendors: 6, a
 // choice of ccsim's (NCCL leaves an x86 CPU of unknown vendor at LOC_BW, i.e. not limiting).
-double nccl_inter_cpu_bw(const std::string& vendor, int model_id);
+double nccl_inter_cpu_bw(const std::string& vendor, int model_id, int family_id = 0);
 
 // INTEL_P2P_OVERHEAD (topo.h; applied by search.cc's followPath): an Intel root complex turns GPU
 // peer traffic into 64 B PCIe TLPs, so a channel at speed s whose GPU-to-GPU path is PHB (through a

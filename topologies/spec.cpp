@@ -31,7 +31,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes", "peers"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
-        "host_memory_latency_us", "launch_us", "model_id"}},
+        "host_memory_latency_us", "launch_us", "model_id", "family_id"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "nccl_p2p_level", "shm_channel_GBps", "shm_two_way_efficiency", "shm_step_us", "p2p_chunk_bytes"}},
       {"/node/nic", {"count", "ports_per_card", "fuse_ports", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
@@ -548,6 +548,9 @@ Topology build_topology(const json& spec, const std::string& source) {
   // inter-socket bandwidth from it on Intel (nccl_hardware_figures.h). Not stated: 0, and not recorded,
   // so that descriptions without it resolve as before.
   const int cpu_model_id = cpu.has("model_id") ? cpu.integer("model_id", 1, 255) : 0;
+  // The CPUID family (lscpu's "CPU family"): NCCL 2.30.5+ takes AMD's inter-socket bandwidth from it
+  // (nccl_hardware_figures.h). Likewise not recorded when not stated.
+  const int cpu_family_id = cpu.has("family_id") ? cpu.integer("family_id", 1, 255) : 0;
   // Sources of these four defaults (docs/topology.md, "Sources of the defaults"):
   // inter_socket_GBps 64, per direction: a link rate. One UPI link carries 2 bytes per transfer per
   // direction (10.4 GT/s = 20.8 GB/s), so 64 = two UPI 2.0 links at 16 GT/s (Sapphire Rapids), or
@@ -763,6 +766,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.gpu_c2c = gpu_c2c;
   topo.cpu_vendor = cpu_vendor;
   topo.cpu_model_id = cpu_model_id;
+  topo.cpu_family_id = cpu_family_id;
   topo.has_nvswitch = has_nvlink && nvswitch;
   topo.nvls_capable = nvls;
   topo.nvls_efficiency = nvls_efficiency;

@@ -205,6 +205,7 @@ class Topology {
   bool gpu_c2c = false;        // GPUs attached to their CPU by NVLink-C2C (node.gpu.c2c): NCCL's GPU-NIC path P2C
   std::string cpu_vendor;      // "intel", "amd", ...
   int cpu_model_id = 0;        // CPUID model (node.cpu.model_id); 0 when the description does not say
+  int cpu_family_id = 0;       // CPUID family (node.cpu.family_id; AMD: 23 Zen 1/2, 25 Zen 3/4, 26 Zen 5); 0: not stated
   bool has_nvswitch = false;
   bool nvls_capable = false;
   double nvls_efficiency = 1.0;  // NVLink data rate of multimem (NVLS) traffic / that of P2P traffic
