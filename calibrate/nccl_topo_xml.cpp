@@ -410,10 +410,8 @@ nlohmann::json node_spec_from_nccl_xml(const NcclTopoXml& xml, const std::string
     // 2.30.5 wrote it as base 15 + extended family << 4 (Zen 3/4: 175), 2.30.5 on as the x86 spec has it
     // (15 + extended: 25; commit 2f1c174, NVIDIA/nccl#2441's two dumps): both are read.
     int family = 0;
-    if (parse_int(cpus[0]->attr("familyid"), family) && family >= 15) {
+    if (parse_int(cpus[0]->attr("familyid"), family) && family >= 15 && family <= 255)
       cpu_family_id = family >= 0x80 ? 15 + ((family - 15) >> 4) : family;
-      if (cpu_family_id > 255) cpu_family_id = 0;
-    }
   }
   if (vendor == "intel") {
     int family = 0, model = 0;
