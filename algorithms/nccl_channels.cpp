@@ -223,11 +223,14 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     s.notes.push_back(std::string(nvl <= 0 ? "PCIe-only node" : "rings' PCIe hops") +
                       fmt(": per-GPU channel bandwidth %.1f GB/s (GPU PCIe %.1f), intra path ", B, gpuPci) +
                       to_string(typeIntra) + " (approximation of NCCL's search)");
-    if (worst == PathClass::Sys && socket > 0)
+    if (worst == PathClass::Sys && socket > 0) {
+      // NCCL keys AMD's figure on the CPUID family, the others' on the model.
+      const bool amd = topo.cpu_vendor == "amd";
+      const char* key = amd ? "family" : "model";
+      const int id = amd ? topo.cpu_family_id : topo.cpu_model_id;
       s.notes.push_back(fmt("inter-socket: %.0f GB/s, NCCL 2.30's figure for CPU ", socket) + topo.cpu_vendor +
-                        (topo.cpu_vendor == "amd"
-                             ? (topo.cpu_family_id > 0 ? " family " + std::to_string(topo.cpu_family_id) : std::string(" (family not stated)"))
-                             : topo.cpu_model_id > 0 ? " model " + std::to_string(topo.cpu_model_id) : std::string(" (model not stated)")));
+                        (id > 0 ? std::string(" ") + key + " " + std::to_string(id) : std::string(" (") + key + " not stated)"));
+    }
     if (intel_phb) s.notes.push_back("Intel root complex on the PHB path: each channel takes 6/5 of its speed on the PCIe links (INTEL_P2P_OVERHEAD)");
   }
 

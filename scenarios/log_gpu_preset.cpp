@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "common/text.h"
 #include "scenarios/validate_log.h"
 
@@ -66,7 +68,19 @@ std::string gpu_arch_from_name(const std::string& gpu_name) {
   return "";
 }
 
+bool amd_gpu_name(const std::string& gpu_name) {
+  const std::string n = upper(gpu_name);
+  return has(n, "AMD") || has(n, "INSTINCT") || has(n, "RADEON");
+}
+
 namespace {
+
+// "from the log's devices: 8 x NAME on one host" / "... per host on 2 hosts": the start of every guess's
+// reason; `host` names the unit ("tray" for Grace Blackwell).
+std::string devices_phrase(const std::string& gpu_name, int gpus_per_host, int hosts, const std::string& host = "host") {
+  return "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
+         (hosts == 1 ? " on one " + host : " per " + host + " on " + std::to_string(hosts) + " " + host + "s");
+}
 
 // A board named as a PCIe card ("PCIe"), or as PCIe cards joined by bridges ("NVL", not GB200 NVL72).
 bool pcie_marked(const std::string& n) { return has(n, "PCIE") || (has(n, "NVL") && !has(n, "NVL72")); }
@@ -94,8 +108,7 @@ LogHardware generic_pcie_host(const std::string& gpu_name, const std::string& ar
   const int gen = pcie_generation_of_card(arch);
   if (gen != 4) h.sets.push_back("node.pcie.generation=" + std::to_string(gen));
   if (hosts == 1) h.sets.push_back("node.nic.count=0");
-  h.why = "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
-          (hosts == 1 ? std::string(" on one host") : " per host on " + std::to_string(hosts) + " hosts") +
+  h.why = devices_phrase(gpu_name, gpus_per_host, hosts) +
           ", PCIe cards: the generic PCIe server assumed (its switches, P2P and NICs), the cards' architecture and "
           "PCIe generation set";
   return h;
@@ -110,16 +123,14 @@ LogHardware gh200_host(const std::string& gpu_name, int gpus_per_host, int hosts
   const int g = gpus_per_host;
   if (g != 4) {
     h.sets.push_back("node.gpu.count=" + std::to_string(g));
-    std::string peers;
+    nlohmann::json peers = nullptr;  // one superchip joins nothing
     for (int a = 0; a < g; ++a)
-      for (int b = a + 1; b < g; ++b) peers += std::string(peers.empty() ? "" : ",") + "[" + std::to_string(a) + "," + std::to_string(b) + ",6]";
-    h.sets.push_back("node.nvlink.peers=" + (peers.empty() ? std::string("null") : "[" + peers + "]"));
+      for (int b = a + 1; b < g; ++b) peers.push_back({a, b, 6});
+    h.sets.push_back("node.nvlink.peers=" + peers.dump());
   }
   if (hosts == 1) h.sets.push_back("node.nic.count=0");
   else if (g != 4) h.sets.push_back("node.nic.count=" + std::to_string(g));
-  h.why = "from the log's devices: " + std::to_string(g) + " x " + gpu_name +
-          (hosts == 1 ? std::string(" on one host") : " per host on " + std::to_string(hosts) + " hosts") +
-          ", superchips of a four-GH200 node (one NIC each)";
+  h.why = devices_phrase(gpu_name, g, hosts) + ", superchips of a four-GH200 node (one NIC each)";
   if (hosts > 1)
     h.why += "; its NICs are JUPITER's InfiniBand: describe Slingshot-11 (Alps, Isambard-AI, Olivia) with "
              "--set node.nic.transport=roce, and a NCCL before 2.27 (GPU-NIC path PHB, not P2C) with --set node.gpu.c2c=false";
@@ -140,9 +151,9 @@ LogHardware grace_blackwell_trays(const std::string& gpu_name, bool ultra, int g
   if (gpus_per_host != 4) h.sets.push_back("node.gpu.count=" + std::to_string(gpus_per_host));
   if (domain != kTraysPerRack) h.sets.push_back("node.nvlink.domain_size=" + std::to_string(domain));
   if (hosts == 1) h.sets.push_back("node.nic.count=0");
-  h.why = "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
-          (hosts == 1 ? std::string(" on one tray") : " per tray on " + std::to_string(hosts) + " trays, taken as NVLink domains of " +
-                                                            std::to_string(domain) + " trays (MNNVL; without it: --set node.nvlink.domain_size=1)");
+  h.why = devices_phrase(gpu_name, gpus_per_host, hosts, "tray") +
+          (hosts == 1 ? std::string() : ", taken as NVLink domains of " + std::to_string(domain) +
+                                            " trays (MNNVL; without it: --set node.nvlink.domain_size=1)");
   if (ultra && hosts > 1)
     h.why += "; GB300 on gb200-nvl72's NVLink5, but not its NICs: describe them (DGX GB300: ConnectX-8, --set node.nic.Gbps=800)";
   return h;
@@ -184,8 +195,7 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   for (const Rule& r : rules) {
     if (!has(n, r.part)) continue;
     LogHardware h;
-    h.why = "from the log's devices: " + std::to_string(gpus_per_host) + " x " + gpu_name +
-            (hosts == 1 ? std::string(" on one host") : " per host on " + std::to_string(hosts) + " hosts");
+    h.why = devices_phrase(gpu_name, gpus_per_host, hosts);
     if (gpus_per_host == r.gpus) {
       h.preset = r.preset;
     } else if (hosts == 1 && r.nvswitch && gpus_per_host < r.gpus) {

@@ -21,6 +21,10 @@ int log_gpus_per_host(const NcclTestsRun& run, int* hosts = nullptr);
 // The compute capability a GPU name implies ("sm70" for "Tesla V100-SXM2-16GB"); "" when not known.
 std::string gpu_arch_from_name(const std::string& gpu_name);
 
+// An AMD GPU's name ("AMD Instinct MI300X", "Radeon ..."): such a log ran RCCL (rccl-tests prints
+// nccl-tests' table), whose algorithms and tuner ccsim does not restate.
+bool amd_gpu_name(const std::string& gpu_name);
+
 // The hardware a log's GPUs name: a preset and the --set changes that fit it to the run.
 struct LogHardware {
   std::string preset;             // "" when the devices name no preset of ccsim's

@@ -6,7 +6,6 @@
 
 #include "algorithms/collectives.h"
 #include "common/error.h"
-#include "common/text.h"
 #include "scenarios/log_gpu_preset.h"
 #include "scenarios/validate_causes.h"
 #include "topologies/spec.h"
@@ -117,11 +116,7 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
   // The log names its GPUs: a topology of another architecture predicts other hardware.
   const std::string gpu_name = log_gpu_name(run);
   const std::string log_arch = gpu_arch_from_name(gpu_name);
-  // AMD GPUs run RCCL (rccl-tests prints nccl-tests' table): its algorithms, protocols and tuner are not
-  // NCCL's, which is all ccsim restates.
-  const std::string name_lower = lower(gpu_name);
-  if (name_lower.find("amd") != std::string::npos || name_lower.find("instinct") != std::string::npos ||
-      name_lower.find("radeon") != std::string::npos)
+  if (amd_gpu_name(gpu_name))
     log.notes.push_back("the log's GPUs are " + gpu_name + ": AMD GPUs run RCCL, whose algorithms and tuner ccsim does "
                         "not model (it restates NCCL's); the prediction is NCCL's on the given NVIDIA hardware");
   else if (!log_arch.empty() && !topo.gpu_arch.empty() && log_arch != topo.gpu_arch)

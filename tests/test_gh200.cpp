@@ -5,13 +5,13 @@
 
 #include <cmath>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
 #include "common/error.h"
+#include "published_rows.h"
 #include "real_log_helpers.h"
 #include "test_helpers.h"
 #include "topologies/spec.h"
@@ -109,16 +109,9 @@ TEST(Gh200, OneSuperchipPerNodeReachesTheNicRate) {
 // efficiency) = 97 GB/s, against 96.07 and 94.48 measured. (Without GPUDirect RDMA the post measures 79.72
 // and 82.23; ccsim's staged path does not bind on Grace's host memory: not modelled, docs/accuracy.md.)
 TEST(Gh200, OneSuperchipWithFourNicsAsPublished) {
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/published/nccl-issue-1579-gh200-2node-4nic-busbw.txt"));
-  std::map<std::string, double> gdr;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream row(line);
-    std::string name;
-    double off = 0, on = 0;
-    row >> name >> off >> on;
-    gdr[name] = on;
-  }
+  std::map<std::string, double> gdr;  // collective -> busbw with GPUDirect RDMA (the third column)
+  for (const auto& row : testing::read_published_rows("nccl-issue-1579-gh200-2node-4nic-busbw.txt"))
+    if (row.size() == 3) gdr[row[0]] = std::stod(row[2]);
   ASSERT_EQ(gdr.size(), 3u);
   for (const std::string coll : {"all_reduce", "all_gather"}) {
     const auto r = testing::run_ccsim(coll + "_perf --topology gh200-quad --nodes 2 --set node.gpu.count=1 --set node.nvlink.peers=null "

@@ -11,30 +11,13 @@
 #include <vector>
 
 #include "algorithms/tuner.h"
+#include "published_rows.h"
 #include "scenarios/predict.h"
 #include "scenarios/validate.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
 namespace {
-
-const std::string kPublished = std::string(CCSIM_SOURCE_DIR) + "/tests/data/published/";
-
-// The whitespace-separated rows of a published-data file, without its '#' lines.
-std::vector<std::vector<std::string>> read_rows(const std::string& name) {
-  std::ifstream in(kPublished + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    std::vector<std::string> row;
-    for (std::string f; fields >> f;) row.push_back(f);
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 Topology one_node(const std::string& preset, int gpus) {
   nlohmann::json spec = load_topology_spec(preset);
@@ -61,7 +44,7 @@ NcclTestsRow predict_row(const Topology& topo, std::uint64_t bytes, const std::s
 // forced. The ring is NVLink-bound at the same busbw for every count; NVLS's busbw grows with the count
 // because its per-GPU traffic, S (1 + 1/n), shrinks toward S while busbw's factor 2(n-1)/n grows.
 TEST(PublishedMeasurements, H100NvlsAndRingBusBandwidthByGpuCount) {
-  const auto rows = read_rows("nccl-issue-1455-h100-allreduce-busbw-by-gpu-count.txt");
+  const auto rows = testing::read_published_rows("nccl-issue-1455-h100-allreduce-busbw-by-gpu-count.txt");
   ASSERT_EQ(rows.size(), 12u);
   for (const auto& r : rows) {
     ASSERT_EQ(r.size(), 5u);
@@ -87,7 +70,7 @@ TEST(PublishedMeasurements, H100NvlsAndRingBusBandwidthByGpuCount) {
 // to 4.2: docs/topology.md), so the points from 4 GPUs on check the mechanism and the provenance,
 // not the value; the Voltage Park -g 8 log (tests/test_preset_logs.cpp) is the independent check.
 TEST(PublishedMeasurements, DgxA100SingleProcessRingLatencyByGpuCount) {
-  const auto rows = read_rows("nccl-tests-issue-123-dgx-a100-ring-latency-by-gpu-count.txt");
+  const auto rows = testing::read_published_rows("nccl-tests-issue-123-dgx-a100-ring-latency-by-gpu-count.txt");
   ASSERT_EQ(rows.size(), 7u);
   std::vector<double> gpus, measured, predicted, errors;
   for (const auto& r : rows) {
@@ -136,7 +119,7 @@ struct PublishedSweep {
 
 PublishedSweep read_sweep(const std::string& name) {
   PublishedSweep sweep;
-  for (const auto& r : read_rows(name)) {
+  for (const auto& r : testing::read_published_rows(name)) {
     EXPECT_EQ(r.size(), 3u) << name;
     sweep.sizes.push_back(std::stoull(r[0]));
     sweep.busbw_GBps.push_back(std::stod(r[2]));
