@@ -59,7 +59,7 @@ std::string gpu_arch_from_name(const std::string& gpu_name) {
   if (has(n, "A10") || has(n, "A40") || has(n, "A6000") || has(n, "A5000") || has(n, "A4000") || has(n, "RTX 30") || has(n, "A16") ||
       has(n, "A2 "))
     return "sm86";
-  if (has(n, "L40") || has(n, "L4") || has(n, "RTX 40") || has(n, "ADA")) return "sm89";
+  if (has(n, "L40") || has(n, "L4") || has(n, "L20") || has(n, "RTX 40") || has(n, "ADA")) return "sm89";
   if (has(n, "H100") || has(n, "H200") || has(n, "H800") || has(n, "H20") || has(n, "GH200")) return "sm90";
   // Blackwell Ultra (B300, GB300) is compute capability 10.3; NCCL keys its Blackwell constants on
   // >= SM100, and so does ccsim: sm100.
@@ -87,7 +87,7 @@ bool pcie_marked(const std::string& n) { return has(n, "PCIE") || (has(n, "NVL")
 
 // A model that only comes as a PCIe card (asked after the SXM boards' names: "A100-SXM4" holds "A10").
 bool pcie_only_model(const std::string& n) {
-  for (const char* card : {"L40", "L4", "A10", "A16", "A2 ", "A30", "A40", "A4000", "A5000", "A6000", "T4", "RTX", "TITAN", "QUADRO"})
+  for (const char* card : {"L40", "L4", "L20", "A10", "A16", "A2 ", "A30", "A40", "A4000", "A5000", "A6000", "T4", "RTX", "TITAN", "QUADRO"})
     if (has(n, card)) return true;
   return false;
 }
@@ -165,8 +165,7 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   const std::string n = upper(gpu_name);
   if (n.empty() || gpus_per_host < 1 || hosts < 1) return {};
   // Cards hang off hosts their name does not describe: the generic PCIe server, if the architecture is
-  // known. A800 (8 NVLinks, not A100's 12) is not told apart from A100 by the rules below; GH200 and the
-  // Grace Blackwell trays have nodes of their own (gh200_host, grace_blackwell_trays).
+  // known. GH200 and the Grace Blackwell trays have nodes of their own (gh200_host, grace_blackwell_trays).
   const auto card = [&]() {
     const std::string arch = gpu_arch_from_name(gpu_name);
     return arch.empty() ? LogHardware{} : generic_pcie_host(gpu_name, arch, gpus_per_host, hosts);
@@ -174,7 +173,6 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   if (pcie_marked(n)) return card();
   if (has(n, "GH200")) return gh200_host(gpu_name, gpus_per_host, hosts);
   if (has(n, "GB200") || has(n, "GB300")) return grace_blackwell_trays(gpu_name, has(n, "GB300"), gpus_per_host, hosts);
-  if (has(n, "A800")) return {};
   struct Rule {
     const char* part;
     const char* preset;
@@ -182,11 +180,24 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
     bool nvswitch;
     // What the preset does not describe of this board's hosts, said when the run spans several.
     const char* hosts_note = nullptr;
+    // The one key in which this board's node differs from the preset's.
+    const char* set = nullptr;
   };
   static const Rule rules[] = {{"V100-SXM2", "dgx1-v100", 8, false}, {"V100-SXM3", "dgx2-v100", 16, true},
                                {"A100-SXM", "hgx-a100", 8, true},    {"H100 80GB HBM3", "dgx-h100", 8, true},
                                {"H100-SXM", "dgx-h100", 8, true},    {"H200", "dgx-h200", 8, true},
                                {"H800", "hgx-h800", 8, true},        {"B200", "dgx-b200", 8, true},
+                               // Other SXM H100s ("H100 SXM5 64GB"; the cards were taken above).
+                               {"H100", "dgx-h100", 8, true},
+                               // HGX H20 (China's export Hopper; after "H200", which holds "H20"): H100's
+                               // 18 NVLink4 links (900 GB/s) through NVSwitch, less compute; its hosts'
+                               // NICs differ by vendor.
+                               {"H20", "dgx-h100", 8, true,
+                                "H20 nodes' NICs differ by vendor: dgx-h100's 8 x 400 Gb/s InfiniBand assumed (describe "
+                                "others with --set node.nic.count=, node.nic.Gbps=, node.nic.transport=)"},
+                               // A800 (A100's export variant): 8 of A100's 12 NVLink3 links (400 GB/s
+                               // bidirectional) through NVSwitch.
+                               {"A800-SXM", "hgx-a100", 8, true, nullptr, "node.nvlink.links_per_gpu=8"},
                                // HGX B300 moves data inside a node as HGX B200 does (NVLink5, 18 x 50
                                // GB/s, NVLS); its NICs (DGX B300: ConnectX-8, 800 Gb/s, PCIe Gen6) differ.
                                {"B300", "dgx-b200", 8, true,
@@ -203,6 +214,7 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
       h.preset = r.preset;
       h.sets = {"node.gpu.count=" + std::to_string(gpus_per_host), "node.nic.count=0"};
     }
+    if (!h.preset.empty() && r.set) h.sets.push_back(r.set);
     if (!h.preset.empty() && r.hosts_note && hosts > 1) h.why += std::string("; ") + r.hosts_note;
     return h.preset.empty() ? LogHardware{} : h;
   }

@@ -46,8 +46,18 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   EXPECT_EQ(hardware_for_gpu("NVIDIA A100-SXM4-80GB", 8, 2).preset, "hgx-a100");
   EXPECT_EQ(hardware_for_gpu("NVIDIA A100 80GB PCIe", 8, 1).preset, "pcie-gen4-8gpu");
   EXPECT_EQ(hardware_for_gpu("NVIDIA H200 NVL", 4, 1).preset, "pcie-gen4-8gpu");
-  // A800 is not told apart from A100 by the name.
-  EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "");
+  // A800: hgx-a100 with 8 of its 12 NVLinks; H20: H100's NVLink4 (after "H200", which holds "H20");
+  // an SXM H100 without HBM3 in its name is dgx-h100's.
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 1).preset, "hgx-a100");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 8, 2).sets, std::vector<std::string>{"node.nvlink.links_per_gpu=8"});
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A800-SXM4-80GB", 4, 1).sets,
+            (std::vector<std::string>{"node.gpu.count=4", "node.nic.count=0", "node.nvlink.links_per_gpu=8"}));
+  EXPECT_EQ(hardware_for_gpu("NVIDIA A800 80GB PCIe", 2, 1).preset, "pcie-gen4-8gpu");
+  const LogHardware h20 = hardware_for_gpu("NVIDIA H20", 8, 2);
+  EXPECT_EQ(h20.preset, "dgx-h100");
+  EXPECT_NE(h20.why.find("node.nic.Gbps="), std::string::npos) << h20.why;
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 SXM5 64GB", 8, 1).preset, "dgx-h100");
+  EXPECT_EQ(hardware_for_gpu("NVIDIA L20", 8, 1).sets, (std::vector<std::string>{"node.nic.count=0"}));
   // GB200 / GB300 trays: the run's trays as one NVLink domain up to a rack's 18, whole racks beyond.
   EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 18).sets, std::vector<std::string>{});
   EXPECT_EQ(hardware_for_gpu("NVIDIA GB200", 4, 36).preset, "gb200-nvl72");
