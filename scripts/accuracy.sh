@@ -21,6 +21,7 @@ declare -A nccl_version=(
   ["h100x16-2node-ndr-allreduce.txt"]=2.26.2                 # printed
   ["gcp-a3high-2node-tcpx-allreduce-gke.txt"]=2.19.4         # the GKE chart's TCPX image (docs/accuracy.md)
   ["gcp-a4-b200-2node-roce-allgather-nccl2.26.6.txt"]=2.26.6  # printed
+  ["gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt"]=2.25.1  # printed
   ["coreweave-gb200-nvl72-1rack-72gpu-allreduce.txt"]=2.26.2   # CoreWeave's README
   ["coreweave-gb200-nvl72-2rack-144gpu-allreduce.txt"]=2.26.2  # CoreWeave's README
   ["coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt"]=2.26.2  # CoreWeave's README
@@ -122,6 +123,9 @@ cases=(
   "gh200x8-2node-alps-slingshot-allreduce.txt|--topology gh200-quad --set node.gpu.c2c=false --set node.nic.transport=roce"
   "gh200x8-2node-santis-slingshot-allreduce.txt|--topology gh200-quad --set node.gpu.c2c=false --set node.nic.transport=roce"
   "gh200x2-2node-1gpu-alps-slingshot-allreduce-nccl2.30.7.txt|--topology gh200-quad --set node.gpu.count=1 --set node.nvlink.peers=null --set node.nic.count=1 --set node.nic.transport=roce"
+  "gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
+  "gcp-a4-b200-2node-gke-allgather.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
+  "h20x8-1node-allreduce-g8.txt|--topology dgx-h100"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

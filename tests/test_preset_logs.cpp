@@ -11,6 +11,7 @@
 
 #include "algorithms/tuner.h"
 #include "real_log_helpers.h"
+#include "scenarios/log_gpu_preset.h"
 #include "topologies/nccl_env.h"
 #include "topologies/spec.h"
 
@@ -345,6 +346,74 @@ TEST(PresetLogs, CrusoeA100AndNebiusH100OnInfiniBand) {
   EXPECT_EQ(h100.sizes.back().nccl_algorithm, "NVLSTree");
   EXPECT_LT(std::fabs(h100.bandwidth.median_error), 0.10) << h100.bandwidth.median_error;
   EXPECT_LT(h100.latency.median_error, 0.30) << h100.latency.median_error;  // +23% today: a known miss
+}
+
+}  // namespace
+}  // namespace ccsim
+
+namespace ccsim {
+namespace {
+
+// One HGX H20 host, 8 GPUs driven by one process (nccl-tests built without MPI, so -g 8), NCCL not
+// printed (NVIDIA/nccl-tests#306). H20 is Hopper with H100's 18 NVLink4 links through NVSwitch, and
+// validate takes dgx-h100 from the log's device names. The plateau, 362.3 GB/s busbw at 2 GiB, is a
+// ring's at NVLink4's bound (18 x 20.6 GB/s, as on the H100 rings of test_h100_collective_logs), not
+// NVLS's ~480: NVLS did not run on this host. Predicted with NVLS, the bandwidth side is +28% (validate
+// names nvls-unavailable); with NCCL_NVLS_ENABLE=0 within 2%.
+TEST(PresetLogs, H20NodeIsH100NvlinkRingWithoutNvls) {
+  const std::string name = "h20x8-1node-allreduce-g8.txt";
+  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
+  const auto runs = parse_nccl_tests_log(in, name);
+  ASSERT_EQ(runs.size(), 1u);
+  int hosts = 0;
+  const int per_host = log_gpus_per_host(runs.front(), &hosts);
+  EXPECT_EQ(per_host, 8);
+  EXPECT_EQ(hosts, 1);
+  EXPECT_EQ(hardware_for_gpu(log_gpu_name(runs.front()), per_host, hosts).preset, "dgx-h100");
+
+  const ValidatedRun nvls = validate_log(name, "dgx-h100");
+  EXPECT_EQ(nvls.sizes.back().nccl_algorithm, "NVLS");
+  EXPECT_GT(nvls.bandwidth.median_error, 0.20) << nvls.bandwidth.median_error;
+
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  apply_nccl_env(spec, "NCCL_NVLS_ENABLE=0", "--env", "test");
+  const ValidatedRun ring = testing::validate_real_log(name, spec, "dgx-h100");
+  const ValidatedSize& last = ring.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.measured_busbw_GBps, 362.29, 0.01);
+  EXPECT_LT(last.predicted_busbw_GBps, 18 * 20.6);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.98 * 18 * 20.6);
+  EXPECT_LT(std::fabs(ring.bandwidth.median_error), 0.05) << ring.bandwidth.median_error;
+  EXPECT_LT(std::fabs(ring.latency.median_error), 0.20) << ring.latency.median_error;
+}
+
+// Two a4-highgpu-8g (8 B200, one RoCE NIC per GPU through Google's gIB plugin), all_gather, Google's own
+// example outputs: Compute Engine VMs (NCCL 2.25.1) and GKE pods. On 2 nodes the ring all_gather is
+// bound by the NICs: 8 x 400 Gb/s x RoCE's 0.95 = 380 GB/s busbw (dgx-b200's NICs; the pages do not
+// state their speed). The VMs' plateau is that bound (377.4 GB/s measured at 16 GiB, bandwidth side
+// +3%), the pods' 344.5 (+11%). Both latency sides miss by +68..+105%: a floor of 47-60 us against
+// Ring/LL's 28, the gIB plugin's per-step cost, as on the A3 Ultra (H200) and the dranet A4 rows
+// (docs/accuracy.md).
+TEST(PresetLogs, GoogleA4B200AllGatherAtTheNicRingBound) {
+  nlohmann::json spec = load_topology_spec("dgx-b200");
+  apply_override(spec, "node.nic.transport=roce", "--set");
+  ValidateOptions opts;
+  opts.overrides.collective = "all_gather";
+  const ValidatedRun vm = testing::validate_real_log("gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt", spec, "dgx-b200", opts);
+  const ValidatedRun gke = testing::validate_real_log("gcp-a4-b200-2node-gke-allgather.txt", spec, "dgx-b200", opts);
+  const double nic_ring_bound = 8 * 50.0 * 0.95;
+  for (const ValidatedRun* run : {&vm, &gke}) {
+    EXPECT_EQ(run->log.ranks, 16);
+    EXPECT_EQ(run->prediction.facts.nodes, 2);
+    const ValidatedSize& last = run->sizes.back();
+    EXPECT_EQ(last.nccl_algorithm, "Ring");
+    EXPECT_LT(last.predicted_busbw_GBps, nic_ring_bound);
+    EXPECT_GT(last.predicted_busbw_GBps, 0.98 * nic_ring_bound);
+    EXPECT_GT(run->latency.median_error, 0.50) << run->latency.median_error;  // gIB's floor: a known miss
+  }
+  EXPECT_NEAR(vm.sizes.back().measured_busbw_GBps, 377.38, 0.01);
+  EXPECT_LT(std::fabs(vm.bandwidth.median_error), 0.05) << vm.bandwidth.median_error;
+  EXPECT_LT(std::fabs(gke.bandwidth.median_error), 0.15) << gke.bandwidth.median_error;
 }
 
 }  // namespace
