@@ -16,11 +16,13 @@
 #include "algorithms/ring.h"
 #include "cli_runner.h"
 #include "common/error.h"
+#include "scenarios/log_gpu_preset.h"
 #include "scenarios/validate.h"
 #include "scenarios/validate_log.h"
 #include "sim/engine.h"
 #include "real_log_helpers.h"
 #include "test_helpers.h"
+#include "topologies/nccl_env.h"
 #include "topologies/nic_affinity.h"
 #include "topologies/nvlink_domain.h"
 #include "topologies/routing.h"
@@ -315,5 +317,37 @@ TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
   EXPECT_LT(sixteen.bandwidth.median_error, 0.25) << sixteen.bandwidth.median_error;
 }
 
+// Four Oracle OKE GB300 trays in one NVLink domain (IMEX channels, NCCL_MNNVL_ENABLE=1), NCCL 2.29.3,
+// with the job script's NCCL_NVLS_ENABLE=0 and NCCL_MIN_CTAS=16: a Ring over the 16 GPUs' NVLink5,
+// which validate takes from the device lines alone (4 x GB300 per tray on 4 trays: gb200-nvl72 with
+// a domain of 4 trays). The ring's bound is the GPUs' 18 x 40.1 GB/s (NCCL's NVLink5 rate); the log
+// reaches 701.3 at 8 GiB (0.97 of it): bandwidth side within 3%. The tray's NICs carry nothing here.
+TEST(NvlinkDomainLogs, OkeGb300FourTraysRingOverMultiNodeNvlink) {
+  const std::string name = "oke-gb300-4tray-16gpu-mnnvl-allreduce-nccl2.29.3.txt";
+  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
+  const auto runs = parse_nccl_tests_log(in, name);
+  ASSERT_EQ(runs.size(), 1u);
+  int trays = 0;
+  const int per_tray = log_gpus_per_host(runs.front(), &trays);
+  const LogHardware guess = hardware_for_gpu(log_gpu_name(runs.front()), per_tray, trays);
+  EXPECT_EQ(guess.preset, "gb200-nvl72");
+  EXPECT_EQ(guess.sets, std::vector<std::string>{"node.nvlink.domain_size=4"});
+
+  nlohmann::json spec = load_topology_spec(guess.preset);
+  for (const auto& s : guess.sets) apply_override(spec, s, "test");
+  for (const char* e : {"NCCL_NVLS_ENABLE=0", "NCCL_MIN_CTAS=16"}) apply_nccl_env(spec, e, "--env", "test");
+  const ValidatedRun run = testing::validate_real_log(name, spec, guess.preset);
+  EXPECT_EQ(run.prediction.facts.nodes, 1);
+  EXPECT_EQ(run.prediction.facts.gpus_per_node, 16);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  const double ring_bound_GBps = 18 * 40.1;
+  EXPECT_LT(last.predicted_busbw_GBps, ring_bound_GBps);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.98 * ring_bound_GBps);
+  EXPECT_NEAR(last.measured_busbw_GBps, 701.33, 0.01);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.05) << run.bandwidth.median_error;
+}
+
 }  // namespace
 }  // namespace ccsim
+
