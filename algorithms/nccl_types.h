@@ -18,4 +18,17 @@ bool is_nccl_op(const std::string& name);
 // Returns name if valid ("all" included); InputError("-o", ...) listing the valid names otherwise.
 std::string check_nccl_op(const std::string& name);
 
+// What a collective's elements are and how it reduces them (nccl-tests' -d and -o names).
+struct ReduceOperand {
+  std::string datatype = "float";
+  std::string op = "sum";
+};
+
+// Why NVLink SHARP cannot reduce `operand` on a GPU of compute capability `comp_cap` (90 for sm90);
+// "" when it can. NCCL's ncclNvlsSupported (src/enqueue.cc): sum of int32, uint32, int64, uint64,
+// half, bfloat16, float and double; min and max of the integer and half types; fp8 (sum, min, max)
+// from SM100. Its getAlgoInfo then leaves NVLS and NVLSTree out of an all_reduce or reduce_scatter
+// (all_gather does not reduce).
+std::string nvls_reduction_unsupported(const ReduceOperand& operand, int comp_cap);
+
 }  // namespace ccsim

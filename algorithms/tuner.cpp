@@ -118,9 +118,18 @@ AlgoProtoFilter parse_algo_filter(const std::string& nccl_algo, const std::strin
   return f;
 }
 
-TunerChoice choose(const NcclTopoSummary& s, Func f, std::uint64_t bytes, const AlgoProtoFilter& filter) {
+TunerChoice choose(const NcclTopoSummary& s, Func f, std::uint64_t bytes, const AlgoProtoFilter& filter,
+                   const ReduceOperand& operand) {
   TunerChoice c;
   c.table = nccl_costs(s, f, bytes);
+  if (f == Func::AllReduce || f == Func::ReduceScatter) {
+    const std::string no_nvls = nvls_reduction_unsupported(operand, s.compCap);
+    for (AlgoProtoCost& r : c.table)
+      if ((r.algo == Algo::NVLS || r.algo == Algo::NVLSTree) && r.enabled && !no_nvls.empty()) {
+        r.enabled = false;
+        r.why_disabled = no_nvls;
+      }
+  }
   const int fi = static_cast<int>(f);
   const std::string where = filter.where.empty() ? "NCCL_ALGO/NCCL_PROTO" : filter.where;
 

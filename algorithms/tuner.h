@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "algorithms/nccl_model.h"
+#include "algorithms/nccl_types.h"
 
 namespace ccsim {
 
@@ -49,7 +50,10 @@ struct TunerChoice {
 };
 
 // Minimum time over the enabled and allowed (algo, proto); ties keep NCCL's order (first wins).
-// InputError when nothing is left, naming why each requested or remaining candidate is out.
-TunerChoice choose(const NcclTopoSummary& s, Func f, std::uint64_t bytes, const AlgoProtoFilter& filter = AlgoProtoFilter());
+// InputError when nothing is left, naming why each requested or remaining candidate is out. As
+// NCCL's getAlgoInfo for one operation, NVLS and NVLSTree are out of an all_reduce or reduce_scatter
+// whose `operand` NVLink SHARP cannot reduce (nvls_reduction_unsupported: int8, prod, avg, ...).
+TunerChoice choose(const NcclTopoSummary& s, Func f, std::uint64_t bytes, const AlgoProtoFilter& filter = AlgoProtoFilter(),
+                   const ReduceOperand& operand = ReduceOperand());
 
 }  // namespace ccsim

@@ -208,6 +208,10 @@ AlgoProtoFilter ring_only(const AlgoProtoFilter& f, Func func) {
   return r;
 }
 
+// The operand NCCL's tuner sees. `-o all` is predicted as one sweep (nccl-tests runs one per op): its
+// first op's, sum.
+ReduceOperand operand_of(const PredictRequest& req) { return {req.datatype, req.op == "all" ? "sum" : req.op}; }
+
 // What is predicted for one size: vLLM's custom all-reduce (--algo custom, below its limit), NCCL's
 // P2P path (sendrecv, alltoall), or NCCL's tuner choice, replayed by the engine where it can be.
 SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary, const PredictRequest& req,
@@ -215,7 +219,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
   SizeChoice c;
   const bool engine = req.model == PredictModel::Engine;
   if (req.custom_allreduce && static_cast<double>(size) < CustomAllreduceOptions{}.max_bytes) {
-    const TunerChoice nccl = choose(summary, func, size, req.filter);
+    const TunerChoice nccl = choose(summary, func, size, req.filter, operand_of(req));
     c.nccl_algo = nccl.algo;  // what NCCL would have run, for the report
     c.nccl_proto = c.ring_proto = nccl.proto;
     c.nccl_time_us = nccl.time_us;
@@ -230,7 +234,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
     c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
     return c;
   }
-  const TunerChoice nccl = choose(summary, func, size, req.filter);
+  const TunerChoice nccl = choose(summary, func, size, req.filter, operand_of(req));
   c.nccl_algo = nccl.algo;
   c.nccl_proto = nccl.proto;
   c.nccl_time_us = nccl.time_us;
@@ -238,7 +242,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
   const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
                             req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
   c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
-                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func)).proto
+                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func), operand_of(req)).proto
                                          : Proto::Simple;
   std::string why;
   if (req.calibration) {

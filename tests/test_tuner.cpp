@@ -52,6 +52,44 @@ TEST(Tuner, TwoNodeH100Choices) {
   EXPECT_EQ(pick(s, 16 * GiB), "NVLSTree/Simple");
 }
 
+// NVLink SHARP reduces sum of 32/64-bit integers, half, bfloat16, float and double, and min/max of
+// the integer and half types (NCCL's ncclNvlsSupported); for anything else getAlgoInfo leaves NVLS and
+// NVLSTree out, so the same 1 GiB all_reduce that runs NVLS in float runs the Ring in int8, prod or
+// float max: the time of the "^NVLS" choice above.
+TEST(Tuner, NvlsOnlyForTheReductionsNvlinkSharpDoes) {
+  EXPECT_EQ(nvls_reduction_unsupported({"float", "sum"}, 90), "");
+  EXPECT_EQ(nvls_reduction_unsupported({"bfloat16", "max"}, 90), "");
+  EXPECT_EQ(nvls_reduction_unsupported({"int64", "min"}, 90), "");
+  EXPECT_NE(nvls_reduction_unsupported({"int8", "sum"}, 90), "");
+  EXPECT_NE(nvls_reduction_unsupported({"float", "max"}, 90), "");
+  EXPECT_NE(nvls_reduction_unsupported({"half", "prod"}, 90), "");
+  EXPECT_NE(nvls_reduction_unsupported({"double", "avg"}, 90), "");
+  EXPECT_NE(nvls_reduction_unsupported({"f8e4m3", "sum"}, 90).find("before SM100"), std::string::npos);
+  EXPECT_EQ(nvls_reduction_unsupported({"f8e5m2", "sum"}, 100), "");
+
+  const NcclTopoSummary one = h100(1);
+  const AlgoProtoFilter all;
+  const double ring_time = choose(one, Func::AllReduce, 1 * GiB, parse_algo_filter("^NVLS", "", "NCCL_ALGO")).time_us;
+  EXPECT_EQ(choose(one, Func::AllReduce, 1 * GiB, all, {"float", "sum"}).algo, Algo::NVLS);
+  for (const ReduceOperand& o : std::vector<ReduceOperand>{{"int8", "sum"}, {"float", "prod"}, {"float", "max"}}) {
+    const TunerChoice c = choose(one, Func::AllReduce, 1 * GiB, all, o);
+    EXPECT_EQ(c.algo, Algo::Ring) << o.datatype << " " << o.op;
+    EXPECT_DOUBLE_EQ(c.time_us, ring_time);
+  }
+  // On 2 nodes NVLSTree goes too; all_gather does not reduce and keeps its NVLS rows.
+  EXPECT_NE(choose(h100(2), Func::AllReduce, 1 * GiB, all, {"uint8", "sum"}).algo, Algo::NVLSTree);
+  const TunerChoice ag = choose(one, Func::AllGather, 1 * GiB, all, {"int8", "sum"});
+  for (const AlgoProtoCost& r : ag.table)
+    if (r.algo == Algo::NVLS) EXPECT_EQ(r.why_disabled.find("NVLink SHARP"), std::string::npos) << r.why_disabled;
+  // Forcing NVLS on int8 leaves nothing, and says why.
+  try {
+    choose(one, Func::AllReduce, 1 * GiB, parse_algo_filter("NVLS", "", "NCCL_ALGO"), {"int8", "sum"});
+    ADD_FAILURE() << "NVLS on int8 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not reduce sum of int8"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Tuner, ThirtyTwoNodeH100Choices) {
   const NcclTopoSummary s = h100(32);
   EXPECT_EQ(pick(s, 8), "Tree/LL");
