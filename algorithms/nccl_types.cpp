@@ -53,6 +53,19 @@ std::string check_nccl_op(const std::string& name) {
   throw InputError("-o", "unknown reduction op '" + name + "' (valid: " + join(nccl_op_names()) + ", all)");
 }
 
+std::vector<ReduceOperand> nccl_tests_operands(const std::string& datatype, const std::string& op, bool reduces) {
+  std::vector<std::string> types = {datatype};
+  if (datatype == "all") types = nccl_datatype_names();
+  else datatype_size(datatype);  // InputError for an unknown name
+  check_nccl_op(op);
+  std::vector<std::string> ops = {reduces ? op : "sum"};
+  if (reduces && op == "all") ops = nccl_op_names();
+  std::vector<ReduceOperand> out;
+  for (const std::string& t : types)
+    for (const std::string& o : ops) out.push_back({t, o});
+  return out;
+}
+
 std::string nvls_reduction_unsupported(const ReduceOperand& operand, int comp_cap) {
   const std::string& t = operand.datatype;
   const std::string& op = operand.op;

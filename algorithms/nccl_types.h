@@ -24,6 +24,12 @@ struct ReduceOperand {
   std::string op = "sum";
 };
 
+// The sweeps nccl-tests runs for -d TYPE -o OP, in its order (datatypes outer, ops inner): "all" is
+// every name of nccl_datatype_names() / nccl_op_names(); a collective that does not reduce runs one
+// sweep per datatype whatever -o says (its op is then "sum", which nothing reads). InputError("-d" /
+// "-o") for an unknown name.
+std::vector<ReduceOperand> nccl_tests_operands(const std::string& datatype, const std::string& op, bool reduces);
+
 // Why NVLink SHARP cannot reduce `operand` on a GPU of compute capability `comp_cap` (90 for sm90);
 // "" when it can. NCCL's ncclNvlsSupported (src/enqueue.cc): sum of int32, uint32, int64, uint64,
 // half, bfloat16, float and double; min and max of the integer and half types; fp8 (sum, min, max)

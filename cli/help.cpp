@@ -65,7 +65,8 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
   launches its GPUs' kernels serially, node.cpu.launch_us each, docs/collectives.md "Launch mode");
   -n/--iters, -m/--agg_iters, -z/--blocking, -G/--cudagraph as nccl-tests' timing loop has them (the
   first iteration waits for its launches; -z 1 adds them to every iteration; -G replays them from a
-  graph); -w -c -a -p -C -T -R are accepted and ignored.
+  graph); -w -c -a -p -C -T -R are accepted and ignored. -d all / -o all run one sweep per datatype
+  and op, as nccl-tests does (an op NVLink SHARP cannot reduce, int8 or prod, runs without NVLS).
   Sizes take K, M, G, T suffixes (powers of 1024), as nccl-tests does.
 --algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
   The engine replays the tuner's choice (Ring, Tree, NVLS, NVLSTree up to 64 nodes, CollNet up to 8, PAT);

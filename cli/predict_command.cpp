@@ -13,6 +13,7 @@
 #include "common/output_file.h"
 #include "common/units.h"
 #include "algorithms/collectives.h"
+#include "algorithms/nccl_types.h"
 #include "report/render.h"
 #include "scenarios/predict.h"
 #include "scenarios/replay.h"
@@ -180,8 +181,16 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
   if (args.has("trace") && topo.num_gpus() > kMaxWholeScheduleGpus)
     throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
                                                 std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");
-  Prediction p = predict(topo, req);
-  if (args.has("trace")) write_predict_trace(args.get("trace"), topo, req, p.sim.empty() ? 0 : p.sim.front().transfers);
+  // -d all / -o all: one sweep per datatype and op, in nccl-tests' order, under one table.
+  Prediction p = predict_operands(topo, req);
+  if (args.has("trace")) {
+    // The first sweep's transfers.
+    const ReduceOperand first = nccl_tests_operands(req.datatype, req.op, collective_info(req.collective).reduces).front();
+    PredictRequest traced = req;
+    traced.datatype = first.datatype;
+    traced.op = first.op;
+    write_predict_trace(args.get("trace"), topo, traced, p.sim.empty() ? 0 : p.sim.front().transfers);
+  }
   PredictionReport& report = p.report;
   NcclTestsHeader& h = report.facts.table_header;
   h.min_bytes = req.sweep.min_bytes;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <map>
+#include <utility>
 
 #include "algorithms/collectives.h"
 #include "algorithms/custom_allreduce.h"
@@ -208,10 +210,6 @@ AlgoProtoFilter ring_only(const AlgoProtoFilter& f, Func func) {
   return r;
 }
 
-// The operand NCCL's tuner sees. `-o all` is predicted as one sweep (nccl-tests runs one per op): its
-// first op's, sum.
-ReduceOperand operand_of(const PredictRequest& req) { return {req.datatype, req.op == "all" ? "sum" : req.op}; }
-
 // What is predicted for one size: vLLM's custom all-reduce (--algo custom, below its limit), NCCL's
 // P2P path (sendrecv, alltoall), or NCCL's tuner choice, replayed by the engine where it can be.
 SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary, const PredictRequest& req,
@@ -219,7 +217,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
   SizeChoice c;
   const bool engine = req.model == PredictModel::Engine;
   if (req.custom_allreduce && static_cast<double>(size) < CustomAllreduceOptions{}.max_bytes) {
-    const TunerChoice nccl = choose(summary, func, size, req.filter, operand_of(req));
+    const TunerChoice nccl = choose(summary, func, size, req.filter, ReduceOperand{req.datatype, req.op});
     c.nccl_algo = nccl.algo;  // what NCCL would have run, for the report
     c.nccl_proto = c.ring_proto = nccl.proto;
     c.nccl_time_us = nccl.time_us;
@@ -234,7 +232,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
     c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
     return c;
   }
-  const TunerChoice nccl = choose(summary, func, size, req.filter, operand_of(req));
+  const TunerChoice nccl = choose(summary, func, size, req.filter, ReduceOperand{req.datatype, req.op});
   c.nccl_algo = nccl.algo;
   c.nccl_proto = nccl.proto;
   c.nccl_time_us = nccl.time_us;
@@ -242,7 +240,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
   const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
                             req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
   c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
-                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func), operand_of(req)).proto
+                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func), ReduceOperand{req.datatype, req.op}).proto
                                          : Proto::Simple;
   std::string why;
   if (req.calibration) {
@@ -373,7 +371,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
                                std::to_string(topo.num_gpus()) + "-rank communicator (valid: 0.." +
                                std::to_string(topo.num_gpus() - 1) + ")");
   const int type_size = datatype_size(req.datatype);
-  check_nccl_op(req.op);
+  if (!is_nccl_op(check_nccl_op(req.op)))  // "all" is several sweeps: predict_operands
+    throw InputError("-o", "'all' runs one sweep per op; predict them with predict_operands");
   const int n = topo.num_gpus();
   const std::vector<std::uint64_t> requested = req.sizes.empty() ? sweep_sizes(req.sweep) : req.sizes;
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
@@ -487,6 +486,38 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   out.report.facts.nccl_coll_channels = summary.coll_channels;
   for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i)
     out.report.sizes[i].launch_bound = launch_bound[i];
+  return out;
+}
+
+Prediction predict_operands(const Topology& topo, const PredictRequest& request) {
+  const CollectiveInfo& info = collective_info(request.collective);
+  const std::vector<ReduceOperand> operands = nccl_tests_operands(request.datatype, request.op, info.reduces);
+  const int comp_cap = summarize_for_nccl(topo).compCap;
+  std::map<std::pair<int, bool>, Prediction> by_group;
+  Prediction out;
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    const ReduceOperand& o = operands[i];
+    const std::pair<int, bool> group = {datatype_size(o.datatype), nvls_reduction_unsupported(o, comp_cap).empty()};
+    auto it = by_group.find(group);
+    if (it == by_group.end()) {
+      PredictRequest one = request;
+      one.datatype = o.datatype;
+      one.op = o.op;
+      it = by_group.emplace(group, predict(topo, one)).first;
+    }
+    std::vector<ReportSize> sizes = it->second.report.sizes;
+    for (ReportSize& z : sizes) {
+      z.row.type = o.datatype;
+      z.row.redop = collective_redop_column(info, o.op);
+    }
+    if (i == 0) {
+      out = it->second;
+      out.report.sizes.clear();
+    }
+    out.report.sizes.insert(out.report.sizes.end(), sizes.begin(), sizes.end());
+  }
+  out.report.facts.datatype = request.datatype;
+  out.report.facts.op = request.op;
   return out;
 }
 

@@ -249,6 +249,18 @@ TEST(NcclTypes, DatatypesAndOps) {
   EXPECT_TRUE(is_nccl_op("mulsum"));
   EXPECT_FALSE(is_nccl_op("all"));
   EXPECT_THROW(check_nccl_op("add"), InputError);
+  // nccl-tests' sweeps for -d / -o: datatypes outer, ops inner; one op for a collective that does not
+  // reduce.
+  EXPECT_EQ(nccl_tests_operands("half", "max", true).size(), 1u);
+  const auto all = nccl_tests_operands("all", "all", true);
+  ASSERT_EQ(all.size(), 12u * 6u);
+  EXPECT_EQ(all[0].datatype + "/" + all[0].op, "int8/sum");
+  EXPECT_EQ(all[5].datatype + "/" + all[5].op, "int8/mulsum");
+  EXPECT_EQ(all[6].datatype + "/" + all[6].op, "uint8/sum");
+  EXPECT_EQ(nccl_tests_operands("all", "all", false).size(), 12u);
+  EXPECT_EQ(nccl_tests_operands("float", "all", true).size(), 6u);
+  EXPECT_THROW(nccl_tests_operands("fp32", "sum", true), InputError);
+  EXPECT_THROW(nccl_tests_operands("float", "add", true), InputError);
 }
 
 TEST(ReportFormats, JsonAndCsv) {
