@@ -416,5 +416,32 @@ TEST(PresetLogs, GoogleA4B200AllGatherAtTheNicRingBound) {
   EXPECT_LT(std::fabs(gke.bandwidth.median_error), 0.15) << gke.bandwidth.median_error;
 }
 
+// The same 2 x 8 H200 Spectrum-X cluster with nccl-tests' -d all: 12 datatypes at 10-40 GiB. NVLink
+// SHARP reduces sums of 32/64-bit integers, half, bfloat16, float and double, not of int8, uint8 or
+// fp8 (NCCL's ncclNvlsSupported), and the log shows it: 390 GB/s busbw for int8 and 362 for fp8
+// against 436-487 for the others. Predicted with NVLSTree for every type, int8 would be +18% and fp8
+// +27%; with NCCL's rule every datatype is within 6% (Ring for the three it cannot reduce).
+TEST(PresetLogs, H200SpectrumXEveryDatatypeRunsWhereNvlinkSharpReducesIt) {
+  const std::string name = "hgx-h200-2node-spectrumx-roce-allreduce-dall-nccl2.30.4.txt";
+  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
+  const auto runs = parse_nccl_tests_log(in, name);
+  ASSERT_EQ(runs.size(), 12u);
+  nlohmann::json spec = load_topology_spec("dgx-h200");
+  apply_override(spec, "node.nic.transport=roce", "--set");
+  double float_busbw = 0, int8_busbw = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const ValidatedRun run = validate_run(runs[i], name, static_cast<int>(i), spec, "dgx-h200", ValidateOptions{}, DebugFacts{});
+    const std::string type = runs[i].rows.front().type;
+    const bool sharp = nvls_reduction_unsupported({type, "sum"}, 90).empty();
+    EXPECT_EQ(run.sizes.back().nccl_algorithm, sharp ? "NVLSTree" : "Ring") << type;
+    EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.06) << type << " " << run.bandwidth.median_error;
+    if (type == "float") float_busbw = run.sizes.back().measured_busbw_GBps;
+    if (type == "int8") int8_busbw = run.sizes.back().measured_busbw_GBps;
+  }
+  EXPECT_NEAR(float_busbw, 487.06, 0.01);
+  EXPECT_NEAR(int8_busbw, 390.12, 0.01);
+}
+
 }  // namespace
 }  // namespace ccsim
+
