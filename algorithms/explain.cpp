@@ -24,8 +24,9 @@ std::string graph_line(const char* name, const NcclGraphInfo& g) {
 
 }  // namespace
 
-std::string explain_report(const NcclTopoSummary& s, Func fn, std::uint64_t bytes, const AlgoProtoFilter& filter) {
-  const TunerChoice choice = choose(s, fn, bytes, filter);
+std::string explain_report(const NcclTopoSummary& s, Func fn, std::uint64_t bytes, const AlgoProtoFilter& filter,
+                           const ReduceOperand& operand) {
+  const TunerChoice choice = choose(s, fn, bytes, filter, operand);
   std::ostringstream o;
   o << "NCCL tuning model: " << s.nccl_version.label() << " constants (src/graph/tuning.cc, enqueue.cc), as ccsim restates them\n";
   if (s.nccl_version.tuner != default_nccl_version().tuner)

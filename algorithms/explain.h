@@ -11,8 +11,9 @@
 
 namespace ccsim {
 
-// Throws InputError (from choose) when the filter leaves nothing for `f`.
+// Throws InputError (from choose) when the filter leaves nothing for `f`. `operand` (the datatype and
+// op) decides whether NVLS can run this operation (choose); NCCL's table is the communicator's.
 std::string explain_report(const NcclTopoSummary& s, Func f, std::uint64_t bytes,
-                           const AlgoProtoFilter& filter = AlgoProtoFilter());
+                           const AlgoProtoFilter& filter = AlgoProtoFilter(), const ReduceOperand& operand = ReduceOperand());
 
 }  // namespace ccsim

@@ -1,4 +1,4 @@
-// `ccsim explain --collective C -b SIZE [-e SIZE -f F] [--topology ...] [--algo ...] [--proto ...]`:
+// `ccsim explain --collective C -b SIZE [-e SIZE -f F] [-d TYPE] [-o OP] [--topology ...] [--algo ...] [--proto ...]`:
 // what NCCL logs under NCCL_DEBUG_SUBSYS=TUNING, for each size: every algorithm and protocol's
 // latency, bandwidth and predicted time, and the choice. sendrecv and alltoall have no tuner: their
 // report is NCCL's P2P decisions (algorithms/explain_p2p.h).
@@ -27,6 +27,8 @@ int run_explain(const std::vector<std::string>& argv) {
                                                      {"", "algo", true, false},
                                                      {"", "proto", true, false},
                                                      {"", "nccl-version", true, false},
+                                                     {"d", "datatype", true, false},
+                                                     {"o", "op", true, false},
                                                      {"h", "help", false, false}})
     specs.push_back(s);
   const ParsedArgs args = parse_args(argv, specs);
@@ -53,13 +55,18 @@ int run_explain(const std::vector<std::string>& argv) {
   sweep.step_factor = parse_double_arg(args, "stepfactor", 2);
   if (!(sweep.step_factor > 1)) throw InputError(args.spelled("stepfactor"), "step factor must be > 1");
   const AlgoProtoFilter filter = algo_filter_from_args(args);
+  // One operand: NVLS runs only what NVLink SHARP reduces (choose); "all" is predict's several sweeps.
+  const ReduceOperand operand{args.get("datatype", "float"), args.get("op", "sum")};
+  for (const char* flag : {"datatype", "op"})
+    if (args.get(flag, "") == "all") throw InputError(args.spelled(flag), "explain takes one datatype and one op");
+  nccl_tests_operands(operand.datatype, operand.op, true);  // InputError for an unknown name
   NcclTopoSummary summary = summarize_for_nccl(topo);
   summary.nccl_version = nccl_version_from_args(args);
   for (const auto& n : env_notes) std::cout << "NCCL environment: " << n.text() << "\n";
   for (std::uint64_t size : sweep_sizes(sweep)) {
-    std::cout << (p2p ? explain_p2p_report(topo, summary, collective, size) : explain_report(summary, func, size, filter));
+    std::cout << (p2p ? explain_p2p_report(topo, summary, collective, size) : explain_report(summary, func, size, filter, operand));
     // One-node NVLS: what the replay adds to NCCL's model (its kernel's pipeline fill).
-    if (!p2p && topo.num_nodes() == 1 && choose(summary, func, size, filter).algo == Algo::NVLS)
+    if (!p2p && topo.num_nodes() == 1 && choose(summary, func, size, filter, operand).algo == Algo::NVLS)
       std::cout << nvls_replay_note(topo, collective, static_cast<double>(size), nccl_nvls_options(summary));
   }
   std::cout << std::flush;

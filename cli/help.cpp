@@ -33,7 +33,7 @@ Usage:
                 [--channels N] [--jobs N] [--trace TRACE.json] [--nccl-version X.Y[.Z]]
   ccsim all_reduce_perf | all_gather_perf | reduce_scatter_perf | broadcast_perf | reduce_perf |
         alltoall_perf | sendrecv_perf [same flags as predict]
-  ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [--topology ...] [--algo A] [--proto P]
+  ccsim explain [--collective C] -b SIZE [-e SIZE -f F] [-d TYPE] [-o OP] [--topology ...] [--algo A] [--proto P]
                 [--nccl-version X.Y[.Z]]
                 (sendrecv, alltoall: NCCL's P2P decisions per peer and message; no --algo/--proto)
   ccsim calibrate FILES... -o calib.json [--collective C] [--ranks N] [--nodes N] [--class nvlink|pcie|net]

@@ -81,6 +81,10 @@ TEST(Tuner, NvlsOnlyForTheReductionsNvlinkSharpDoes) {
   const TunerChoice ag = choose(one, Func::AllGather, 1 * GiB, all, {"int8", "sum"});
   for (const AlgoProtoCost& r : ag.table)
     if (r.algo == Algo::NVLS) EXPECT_EQ(r.why_disabled.find("NVLink SHARP"), std::string::npos) << r.why_disabled;
+  // explain says why (the communicator's table keeps NVLS: NCCL computes it once for every operation).
+  const std::string report = explain_report(one, Func::AllReduce, 1 * GiB, all, {"int8", "sum"});
+  EXPECT_NE(report.find("disabled: NVLink SHARP does not reduce sum of int8"), std::string::npos) << report;
+  EXPECT_NE(report.find("Choice: Ring/Simple"), std::string::npos) << report;
   // Forcing NVLS on int8 leaves nothing, and says why.
   try {
     choose(one, Func::AllReduce, 1 * GiB, parse_algo_filter("NVLS", "", "NCCL_ALGO"), {"int8", "sum"});
