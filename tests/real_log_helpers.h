@@ -5,20 +5,36 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "calibrate/nccl_tests_log.h"
 #include "cli_runner.h"
+#include "scenarios/log_gpu_preset.h"
 #include "scenarios/validate.h"
 #include "scenarios/validate_debug.h"
 #include "scenarios/validate_log.h"
 
 namespace ccsim::testing {
 
+// The runs of `name` under tests/data/nccl-tests.
+inline std::vector<NcclTestsRun> parse_real_log(const std::string& name) {
+  std::istringstream in(read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
+  return parse_nccl_tests_log(in, name);
+}
+
+// What validate takes from the device lines of `name`'s one run without --topology.
+inline LogHardware hardware_of_real_log(const std::string& name) {
+  const auto runs = parse_real_log(name);
+  if (runs.size() != 1) throw std::runtime_error(name + ": expected one run, parsed " + std::to_string(runs.size()));
+  int hosts = 0;
+  const int per_host = log_gpus_per_host(runs.front(), &hosts);
+  return hardware_for_gpu(log_gpu_name(runs.front()), per_host, hosts);
+}
+
 // `name` under tests/data/nccl-tests, holding one run; `source` names the description in reports.
 inline ValidatedRun validate_real_log(const std::string& name, const nlohmann::json& spec, const std::string& source,
                                       const ValidateOptions& opts = ValidateOptions{}) {
-  std::istringstream in(read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
-  const auto runs = parse_nccl_tests_log(in, name);
+  const auto runs = parse_real_log(name);
   if (runs.size() != 1) throw std::runtime_error(name + ": expected one run, parsed " + std::to_string(runs.size()));
   return validate_run(runs.front(), name, 0, spec, source, opts, DebugFacts{});
 }

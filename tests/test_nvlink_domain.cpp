@@ -324,12 +324,7 @@ TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
 // reaches 701.3 at 8 GiB (0.97 of it): bandwidth side within 3%. The tray's NICs carry nothing here.
 TEST(NvlinkDomainLogs, OkeGb300FourTraysRingOverMultiNodeNvlink) {
   const std::string name = "oke-gb300-4tray-16gpu-mnnvl-allreduce-nccl2.29.3.txt";
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
-  const auto runs = parse_nccl_tests_log(in, name);
-  ASSERT_EQ(runs.size(), 1u);
-  int trays = 0;
-  const int per_tray = log_gpus_per_host(runs.front(), &trays);
-  const LogHardware guess = hardware_for_gpu(log_gpu_name(runs.front()), per_tray, trays);
+  const LogHardware guess = testing::hardware_of_real_log(name);
   EXPECT_EQ(guess.preset, "gb200-nvl72");
   EXPECT_EQ(guess.sets, std::vector<std::string>{"node.nvlink.domain_size=4"});
 

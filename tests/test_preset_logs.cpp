@@ -362,14 +362,9 @@ namespace {
 // names nvls-unavailable); with NCCL_NVLS_ENABLE=0 within 2%.
 TEST(PresetLogs, H20NodeIsH100NvlinkRingWithoutNvls) {
   const std::string name = "h20x8-1node-allreduce-g8.txt";
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
-  const auto runs = parse_nccl_tests_log(in, name);
-  ASSERT_EQ(runs.size(), 1u);
-  int hosts = 0;
-  const int per_host = log_gpus_per_host(runs.front(), &hosts);
-  EXPECT_EQ(per_host, 8);
-  EXPECT_EQ(hosts, 1);
-  EXPECT_EQ(hardware_for_gpu(log_gpu_name(runs.front()), per_host, hosts).preset, "dgx-h100");
+  const LogHardware guess = testing::hardware_of_real_log(name);
+  EXPECT_EQ(guess.preset, "dgx-h100");
+  EXPECT_EQ(guess.why.find("per host"), std::string::npos) << guess.why;  // one host of 8
 
   const ValidatedRun nvls = validate_log(name, "dgx-h100");
   EXPECT_EQ(nvls.sizes.back().nccl_algorithm, "NVLS");
@@ -423,8 +418,7 @@ TEST(PresetLogs, GoogleA4B200AllGatherAtTheNicRingBound) {
 // +27%; with NCCL's rule every datatype is within 6% (Ring for the three it cannot reduce).
 TEST(PresetLogs, H200SpectrumXEveryDatatypeRunsWhereNvlinkSharpReducesIt) {
   const std::string name = "hgx-h200-2node-spectrumx-roce-allreduce-dall-nccl2.30.4.txt";
-  std::istringstream in(testing::read_text_file(std::string(CCSIM_SOURCE_DIR) + "/tests/data/nccl-tests/" + name));
-  const auto runs = parse_nccl_tests_log(in, name);
+  const auto runs = testing::parse_real_log(name);
   ASSERT_EQ(runs.size(), 12u);
   nlohmann::json spec = load_topology_spec("dgx-h200");
   apply_override(spec, "node.nic.transport=roce", "--set");
