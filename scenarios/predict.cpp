@@ -372,7 +372,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
                                std::to_string(topo.num_gpus() - 1) + ")");
   const int type_size = datatype_size(req.datatype);
   if (!is_nccl_op(check_nccl_op(req.op)))  // "all" is several sweeps: predict_operands
-    throw InputError("-o", "'all' runs one sweep per op; predict them with predict_operands");
+    throw InputError("-o", "'all' is one sweep per op; this prediction takes one op");
   const int n = topo.num_gpus();
   const std::vector<std::uint64_t> requested = req.sizes.empty() ? sweep_sizes(req.sweep) : req.sizes;
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
