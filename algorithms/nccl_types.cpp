@@ -66,21 +66,17 @@ std::vector<ReduceOperand> nccl_tests_operands(const std::string& datatype, cons
   return out;
 }
 
-std::string nvls_reduction_unsupported(const ReduceOperand& operand, int comp_cap) {
+std::string nvls_reduction_unsupported(const ReduceOperand& operand) {
   const std::string& t = operand.datatype;
   const std::string& op = operand.op;
-  const bool minmax = op == "min" || op == "max";
   const bool integer = t == "int32" || t == "uint32" || t == "int64" || t == "uint64";
-  const bool fp8 = t == "f8e4m3" || t == "f8e5m2";
   bool ok = false;
-  if (integer || t == "half" || t == "bfloat16") ok = op == "sum" || minmax;
+  if (integer || t == "half" || t == "bfloat16") ok = op == "sum" || op == "min" || op == "max";
   else if (t == "float" || t == "double") ok = op == "sum";
-  else if (fp8) ok = comp_cap >= 100 && (op == "sum" || minmax);
   if (ok) return "";
-  std::string why = "NVLink SHARP does not reduce " + op + " of " + t;
-  if (fp8 && comp_cap < 100) why += " before SM100";
-  return why + " (NCCL's ncclNvlsSupported: sum of 32/64-bit integers, half, bfloat16, float, double; min/max of the "
-               "integer and half types; fp8 from SM100)";
+  return "NVLink SHARP does not reduce " + op + " of " + t +
+         " (NCCL's ncclNvlsSupported: sum of 32/64-bit integers, half, bfloat16, float, double; min/max of the integer "
+         "and half types)";
 }
 
 }  // namespace ccsim

@@ -30,11 +30,12 @@ struct ReduceOperand {
 // "-o") for an unknown name.
 std::vector<ReduceOperand> nccl_tests_operands(const std::string& datatype, const std::string& op, bool reduces);
 
-// Why NVLink SHARP cannot reduce `operand` on a GPU of compute capability `comp_cap` (90 for sm90);
-// "" when it can. NCCL's ncclNvlsSupported (src/enqueue.cc): sum of int32, uint32, int64, uint64,
-// half, bfloat16, float and double; min and max of the integer and half types; fp8 (sum, min, max)
-// from SM100. Its getAlgoInfo then leaves NVLS and NVLSTree out of an all_reduce or reduce_scatter
-// (all_gather does not reduce).
-std::string nvls_reduction_unsupported(const ReduceOperand& operand, int comp_cap);
+// Why NVLink SHARP cannot reduce `operand`; "" when it can. NCCL's ncclNvlsSupported
+// (src/include/device.h, in step with src/device/generate.py): sum of int32, uint32, int64, uint64,
+// half, bfloat16, float and double; min and max of the integer and half types; nothing of int8, uint8
+// or fp8. Its getAlgoInfo then leaves NVLS and NVLSTree out of an all_reduce or reduce_scatter
+// (all_gather does not reduce). (NCCL's symmetric kernels reduce fp8 by multimem on SM100;
+// ccsim does not model them.)
+std::string nvls_reduction_unsupported(const ReduceOperand& operand);
 
 }  // namespace ccsim

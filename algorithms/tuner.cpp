@@ -123,7 +123,7 @@ TunerChoice choose(const NcclTopoSummary& s, Func f, std::uint64_t bytes, const 
   TunerChoice c;
   c.table = nccl_costs(s, f, bytes);
   if (f == Func::AllReduce || f == Func::ReduceScatter) {
-    const std::string no_nvls = nvls_reduction_unsupported(operand, s.compCap);
+    const std::string no_nvls = nvls_reduction_unsupported(operand);
     for (AlgoProtoCost& r : c.table)
       if ((r.algo == Algo::NVLS || r.algo == Algo::NVLSTree) && r.enabled && !no_nvls.empty()) {
         r.enabled = false;

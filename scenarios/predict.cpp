@@ -492,12 +492,11 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 Prediction predict_operands(const Topology& topo, const PredictRequest& request) {
   const CollectiveInfo& info = collective_info(request.collective);
   const std::vector<ReduceOperand> operands = nccl_tests_operands(request.datatype, request.op, info.reduces);
-  const int comp_cap = summarize_for_nccl(topo).compCap;
   std::map<std::pair<int, bool>, Prediction> by_group;
   Prediction out;
   for (std::size_t i = 0; i < operands.size(); ++i) {
     const ReduceOperand& o = operands[i];
-    const std::pair<int, bool> group = {datatype_size(o.datatype), nvls_reduction_unsupported(o, comp_cap).empty()};
+    const std::pair<int, bool> group = {datatype_size(o.datatype), nvls_reduction_unsupported(o).empty()};
     auto it = by_group.find(group);
     if (it == by_group.end()) {
       PredictRequest one = request;
