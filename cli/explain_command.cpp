@@ -6,6 +6,7 @@
 
 #include "algorithms/explain.h"
 #include "algorithms/explain_p2p.h"
+#include "algorithms/nccl_types.h"
 #include "algorithms/nccl_channels.h"
 #include "algorithms/nvls.h"
 #include "algorithms/tuner.h"
@@ -59,7 +60,8 @@ int run_explain(const std::vector<std::string>& argv) {
   const ReduceOperand operand{args.get("datatype", "float"), args.get("op", "sum")};
   for (const char* flag : {"datatype", "op"})
     if (args.get(flag, "") == "all") throw InputError(args.spelled(flag), "explain takes one datatype and one op");
-  nccl_tests_operands(operand.datatype, operand.op, true);  // InputError for an unknown name
+  datatype_size(operand.datatype);  // InputError for an unknown name
+  check_nccl_op(operand.op);
   NcclTopoSummary summary = summarize_for_nccl(topo);
   summary.nccl_version = nccl_version_from_args(args);
   for (const auto& n : env_notes) std::cout << "NCCL environment: " << n.text() << "\n";

@@ -182,13 +182,13 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     throw InputError(args.spelled("trace"), "a trace records every transfer of the whole schedule: at most " +
                                                 std::to_string(kMaxWholeScheduleGpus) + " GPUs (got " + gpus + ")");
   // -d all / -o all: one sweep per datatype and op, in nccl-tests' order, under one table.
-  Prediction p = predict_operands(topo, req);
-  if (args.has("trace")) {
-    // The first sweep's transfers.
-    const ReduceOperand first = nccl_tests_operands(req.datatype, req.op, collective_info(req.collective).reduces).front();
+  const std::vector<ReduceOperand> operands =
+      nccl_tests_operands(req.datatype, req.op, collective_info(req.collective).reduces);
+  Prediction p = predict_operands(topo, req, operands);
+  if (args.has("trace")) {  // the first sweep's transfers
     PredictRequest traced = req;
-    traced.datatype = first.datatype;
-    traced.op = first.op;
+    traced.datatype = operands.front().datatype;
+    traced.op = operands.front().op;
     write_predict_trace(args.get("trace"), topo, traced, p.sim.empty() ? 0 : p.sim.front().transfers);
   }
   PredictionReport& report = p.report;

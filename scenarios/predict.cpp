@@ -216,8 +216,9 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
                            const ReplayContext& ctx, Func func, std::uint64_t size) {
   SizeChoice c;
   const bool engine = req.model == PredictModel::Engine;
+  const ReduceOperand operand{req.datatype, req.op};  // what decides whether NVLS can run (choose)
   if (req.custom_allreduce && static_cast<double>(size) < CustomAllreduceOptions{}.max_bytes) {
-    const TunerChoice nccl = choose(summary, func, size, req.filter, ReduceOperand{req.datatype, req.op});
+    const TunerChoice nccl = choose(summary, func, size, req.filter, operand);
     c.nccl_algo = nccl.algo;  // what NCCL would have run, for the report
     c.nccl_proto = c.ring_proto = nccl.proto;
     c.nccl_time_us = nccl.time_us;
@@ -232,7 +233,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
     c.simulated = std::string("P2P/") + to_string(c.nccl_proto);
     return c;
   }
-  const TunerChoice nccl = choose(summary, func, size, req.filter, ReduceOperand{req.datatype, req.op});
+  const TunerChoice nccl = choose(summary, func, size, req.filter, operand);
   c.nccl_algo = nccl.algo;
   c.nccl_proto = nccl.proto;
   c.nccl_time_us = nccl.time_us;
@@ -240,7 +241,7 @@ SizeChoice choice_for_size(const Topology& topo, const NcclTopoSummary& summary,
   const bool ring_allowed = req.filter.allows(func, Algo::Ring, Proto::Simple) ||
                             req.filter.allows(func, Algo::Ring, Proto::LL) || req.filter.allows(func, Algo::Ring, Proto::LL128);
   c.ring_proto = nccl.algo == Algo::Ring ? nccl.proto
-                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func), ReduceOperand{req.datatype, req.op}).proto
+                 : ring_allowed          ? choose(summary, func, size, ring_only(req.filter, func), operand).proto
                                          : Proto::Simple;
   std::string why;
   if (req.calibration) {
@@ -371,8 +372,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
                                std::to_string(topo.num_gpus()) + "-rank communicator (valid: 0.." +
                                std::to_string(topo.num_gpus() - 1) + ")");
   const int type_size = datatype_size(req.datatype);
-  if (!is_nccl_op(check_nccl_op(req.op)))  // "all" is several sweeps: predict_operands
-    throw InputError("-o", "'all' is one sweep per op; this prediction takes one op");
+  if (req.op == "all") throw InputError("-o", "'all' is one sweep per op; this prediction takes one op");
+  check_nccl_op(req.op);
   const int n = topo.num_gpus();
   const std::vector<std::uint64_t> requested = req.sizes.empty() ? sweep_sizes(req.sweep) : req.sizes;
   // P2P collectives have no NCCL tuner function; their choice is NCCL's per-message protocol rule.
@@ -489,9 +490,8 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   return out;
 }
 
-Prediction predict_operands(const Topology& topo, const PredictRequest& request) {
+Prediction predict_operands(const Topology& topo, const PredictRequest& request, const std::vector<ReduceOperand>& operands) {
   const CollectiveInfo& info = collective_info(request.collective);
-  const std::vector<ReduceOperand> operands = nccl_tests_operands(request.datatype, request.op, info.reduces);
   std::map<std::pair<int, bool>, Prediction> by_group;
   Prediction out;
   for (std::size_t i = 0; i < operands.size(); ++i) {

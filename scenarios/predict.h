@@ -99,13 +99,13 @@ struct Prediction {
 
 Prediction predict(const Topology& topo, const PredictRequest& request);
 
-// nccl-tests' -d all / -o all: one sweep per operand of nccl_tests_operands(request's datatype and op),
-// their report rows in that order under one report whose facts are the first sweep's, with the
-// request's datatype and op ("all"). Operands of one element size that NVLink SHARP reduces alike
+// nccl-tests' -d all / -o all: one sweep per operand (nccl_tests_operands of the request's datatype
+// and op), their report rows in that order under one report whose facts are the first sweep's, with
+// the request's datatype and op ("all"). Operands of one element size that NVLink SHARP reduces alike
 // predict alike (NCCL's choice and kernels do not otherwise depend on the op or the type), so each
 // such group is predicted once and its rows relabelled. `rows`, `choices` and `sim` are the first
 // sweep's.
-Prediction predict_operands(const Topology& topo, const PredictRequest& request);
+Prediction predict_operands(const Topology& topo, const PredictRequest& request, const std::vector<ReduceOperand>& operands);
 
 // "Ring/LL 8 B..64 KiB; NVLS/Simple 128 KiB..8 GiB": runs of equal labels over the sizes.
 std::string summarize_ranges(const std::vector<std::uint64_t>& sizes, const std::vector<std::string>& labels);

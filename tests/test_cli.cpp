@@ -65,21 +65,21 @@ TEST(Cli, PredictPrintsAnNcclTestsTableThatParsesBack) {
 // parser reads it back as one run per datatype and op. An all_reduce that NVLink SHARP cannot reduce
 // (int8, prod, float max) runs the Ring at the time of an NCCL_ALGO=^NVLS run; float sum runs NVLS.
 TEST(Cli, EveryDatatypeAndOpIsItsOwnSweep) {
-  const CliRun r = ccsim("all_reduce_perf -b 256M -e 1G -f 4 --topology dgx-h100 -d all -o all --model closed-form");
-  ASSERT_EQ(r.code, 0) << r.err;
-  std::istringstream in(r.out);
-  const auto runs = parse_nccl_tests_log(in, "stdout");
+  const auto parse = [](const std::string& args) {
+    const CliRun r = ccsim(args + " --topology dgx-h100 --model closed-form");
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::istringstream in(r.out);
+    return parse_nccl_tests_log(in, "stdout");
+  };
+  const auto runs = parse("all_reduce_perf -b 256M -e 1G -f 4 -d all -o all");
   ASSERT_EQ(runs.size(), 12u * 6u);
   EXPECT_EQ(runs.front().rows.front().type, "int8");
   EXPECT_EQ(runs.front().rows.front().redop, "sum");
   EXPECT_EQ(runs[1].rows.front().redop, "prod");
   EXPECT_EQ(runs.back().rows.front().type, "f8e5m2");
   EXPECT_EQ(runs.back().rows.front().redop, "mulsum");
-  const CliRun ring = ccsim("all_reduce_perf -b 256M -e 1G -f 4 --topology dgx-h100 --algo ^NVLS --model closed-form");
-  const CliRun nvls = ccsim("all_reduce_perf -b 256M -e 1G -f 4 --topology dgx-h100 --model closed-form");
-  std::istringstream ring_in(ring.out), nvls_in(nvls.out);
-  const auto ring_rows = parse_nccl_tests_log(ring_in, "ring").at(0).rows;
-  const auto nvls_rows = parse_nccl_tests_log(nvls_in, "nvls").at(0).rows;
+  const auto ring_rows = parse("all_reduce_perf -b 256M -e 1G -f 4 --algo ^NVLS").at(0).rows;
+  const auto nvls_rows = parse("all_reduce_perf -b 256M -e 1G -f 4").at(0).rows;
   ASSERT_EQ(ring_rows.size(), 2u);
   EXPECT_LT(nvls_rows.back().oop_time_us, 0.9 * ring_rows.back().oop_time_us);
   for (const auto& run : runs) {
@@ -94,10 +94,7 @@ TEST(Cli, EveryDatatypeAndOpIsItsOwnSweep) {
     for (std::size_t i = 0; i < 2; ++i) EXPECT_DOUBLE_EQ(run.rows[i].oop_time_us, expected[i].oop_time_us) << t << " " << op;
   }
   // A collective that does not reduce runs one sweep per datatype.
-  const CliRun ag = ccsim("all_gather_perf -b 1M -e 1M --topology dgx-h100 -d all -o all --model closed-form");
-  ASSERT_EQ(ag.code, 0) << ag.err;
-  std::istringstream ag_in(ag.out);
-  EXPECT_EQ(parse_nccl_tests_log(ag_in, "ag").size(), 12u);
+  EXPECT_EQ(parse("all_gather_perf -b 1M -e 1M -d all -o all").size(), 12u);
 }
 
 TEST(Cli, OutputIsDeterministic) {
