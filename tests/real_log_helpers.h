@@ -33,10 +33,16 @@ inline LogHardware hardware_of_real_log(const std::string& name) {
 
 // `name` under tests/data/nccl-tests, holding one run; `source` names the description in reports.
 inline ValidatedRun validate_real_log(const std::string& name, const nlohmann::json& spec, const std::string& source,
-                                      const ValidateOptions& opts = ValidateOptions{}) {
+                                      const ValidateOptions& opts) {
   const auto runs = parse_real_log(name);
   if (runs.size() != 1) throw std::runtime_error(name + ": expected one run, parsed " + std::to_string(runs.size()));
   return validate_run(runs.front(), name, 0, spec, source, opts, DebugFacts{});
+}
+// The same with validate's defaults. An overload, not a default argument: GCC 12 takes a defaulted
+// ValidateOptions{} temporary's strings for uninitialized (-Wmaybe-uninitialized, a false positive).
+inline ValidatedRun validate_real_log(const std::string& name, const nlohmann::json& spec, const std::string& source) {
+  const ValidateOptions defaults;
+  return validate_real_log(name, spec, source, defaults);
 }
 
 }  // namespace ccsim::testing

@@ -23,8 +23,8 @@ namespace {
 constexpr double kNvlinkBoundGBps = 18 * 20.6;
 constexpr double kNicGBps = 400 / 8.0 * 0.97;
 
-ValidatedRun validate_h100(const std::string& name, const ValidateOptions& opts = ValidateOptions{}) {
-  return testing::validate_real_log(name, load_topology_spec("dgx-h100"), "dgx-h100", opts);
+ValidatedRun validate_h100(const std::string& name) {
+  return testing::validate_real_log(name, load_topology_spec("dgx-h100"), "dgx-h100");
 }
 
 // Together AI's H100 node with NCCL_ALGO=RING NCCL_NVLS_ENABLE=0 (its repository's "ring" configuration),

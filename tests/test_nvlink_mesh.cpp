@@ -166,7 +166,7 @@ TEST(NvlinkMesh, RinglessSixteenGpuMeshFallsBackToAMixedRing) {
   std::string peers = "node.nvlink.peers=[";
   for (int base : {0, 8})
     for (int a = 0; a < 8; ++a)
-      for (int b = a + 1; b < 8; ++b) peers += "[" + std::to_string(base + a) + "," + std::to_string(base + b) + ",1],";
+      for (int b = a + 1; b < 8; ++b) peers.append("[").append(std::to_string(base + a)).append(",").append(std::to_string(base + b)).append(",1],");
   peers += "[7,8,1]]";
   const Topology topo = testing::preset("hgx-a100", 1,
                                         {"node.gpu.count=16", "node.nic.count=0", "node.nvlink.nvswitch=false",
@@ -253,7 +253,7 @@ TEST(NvlinkMesh, OciV100PlateauAboveNcclsTwentyPerLink) {
 // (+12%), and the mid sizes run slower still (bandwidth side +30%), as on the 8-GPU A100 node.
 TEST(NvlinkMesh, FourA100BoardPlateauWithinFifteenPercent) {
   nlohmann::json spec = load_topology_spec("hgx-a100");
-  for (const std::string& s : {"node.gpu.count=4", "node.nic.count=0", "node.nvlink.nvswitch=false",
+  for (const char* s : {"node.gpu.count=4", "node.nic.count=0", "node.nvlink.nvswitch=false",
                                "node.nvlink.peers=[[0,1,4],[0,2,4],[0,3,4],[1,2,4],[1,3,4],[2,3,4]]"})
     apply_override(spec, s, "--set");
   const NcclTopoSummary summary = summarize_for_nccl(build_topology(spec, "hgx-a100"));

@@ -423,8 +423,9 @@ TEST(PresetLogs, H200SpectrumXEveryDatatypeRunsWhereNvlinkSharpReducesIt) {
   nlohmann::json spec = load_topology_spec("dgx-h200");
   apply_override(spec, "node.nic.transport=roce", "--set");
   double float_busbw = 0, int8_busbw = 0;
+  const ValidateOptions defaults;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const ValidatedRun run = validate_run(runs[i], name, static_cast<int>(i), spec, "dgx-h200", ValidateOptions{}, DebugFacts{});
+    const ValidatedRun run = validate_run(runs[i], name, static_cast<int>(i), spec, "dgx-h200", defaults, DebugFacts{});
     const std::string type = runs[i].rows.front().type;
     const bool sharp = type != "int8" && type != "uint8" && type != "f8e4m3" && type != "f8e5m2";
     EXPECT_EQ(run.sizes.back().nccl_algorithm, sharp ? "NVLSTree" : "Ring") << type;
