@@ -61,6 +61,7 @@ cases=(
   "a100x8-superbench-broadcast-g8.txt|--topology hgx-a100"
   "a100x8-superbench-reduce-g8.txt|--topology hgx-a100"
   "a100x8-galvatron-allreduce-g8.txt|--topology hgx-a100"
+  "oci-bm-gpu4.8-a100x8-1node-allreduce-g8.txt|--topology hgx-a100"
   "h100x16-2node-ndr-allreduce.txt|--topology dgx-h100"
   "rtx2080ti-x2-pcie-noP2P-allreduce.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
   "nccltests_alltoall_1.txt|--topology dgx-h100"

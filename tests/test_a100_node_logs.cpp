@@ -104,5 +104,24 @@ TEST(A100NodeLogs, GalvatronsA100Host) {
   EXPECT_GT(run.bandwidth.median_error, 0.10);  // the mid sizes: a known miss (+21%)
 }
 
+// A fourth A100 host, bare metal (OCI's BM.GPU4.8, -g 8, OCI's Japanese GPU-cluster tutorial): both
+// targets from the preset (latency median -6.5%, bandwidth +5.9%). Its floor is the -g 8 launches:
+// 32.0 us flat from 64 B to 32 KiB against 8 x 4.2 us of serial launches plus the timing loop's
+// first iteration's device time over 20 iterations, (6.6 + 14 x 0.6) / 20 us (NCCL's Ring/LL
+// latency). Its plateau is the ring's NVLink3 bound (235.1 measured at 8 GB).
+TEST(A100NodeLogs, OciBareMetalHostMeetsTheTargets) {
+  const ValidatedRun run = validate_a100("oci-bm-gpu4.8-a100x8-1node-allreduce-g8.txt");
+  EXPECT_EQ(run.sizes.size(), 28u);
+  EXPECT_EQ(run.sizes.front().size_bytes, 64u);
+  EXPECT_NEAR(run.sizes.front().predicted_time_us, 8 * 4.2 + (6.6 + 14 * 0.6) / 20, 0.05);
+  EXPECT_NEAR(run.sizes.front().measured_time_us, 32.01, 1e-9);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_GT(last.predicted_busbw_GBps, 0.99 * kRingBoundGBps);
+  EXPECT_LT(std::fabs(last.error), 0.05) << last.error;
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << run.latency.median_error;
+}
+
 }  // namespace
 }  // namespace ccsim
