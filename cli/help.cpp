@@ -62,7 +62,8 @@ Usage:
 Collectives (C): )" << collectives_line() << R"(.
 nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes, -d/--datatype,
   -o/--op, -r/--root, -g/--ngpus and -t/--nthreads (GPUs per thread, threads per process: one thread
-  launches its GPUs' kernels serially, node.cpu.launch_us each, docs/collectives.md "Launch mode");
+  launches its GPUs' kernels serially, node.cpu.launch_us each plus node.cpu.launch_us_per_channel
+  per channel the collective runs on, docs/collectives.md "Launch mode");
   -n/--iters, -m/--agg_iters, -z/--blocking, -G/--cudagraph as nccl-tests' timing loop has them (the
   first iteration waits for its launches; -z 1 adds them to every iteration; -G replays them from a
   graph); -w -c -a -p -C -T -R are accepted and ignored. -d all / -o all run one sweep per datatype

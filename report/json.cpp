@@ -44,6 +44,7 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
                          {"agg_iters", f.launch.agg_iters},
                          {"graph_launches", f.launch.graph_launches},
                          {"blocking", f.launch.blocking}};
+  if (f.host_launch_per_channel_s > 0) meta["launch_mode"]["host_launch_us_per_channel"] = f.host_launch_per_channel_s * 1e6;
   meta["knee_bytes"] = f.knee_bytes;
   meta["bottleneck"] = f.bottleneck;
   meta["datatype"] = f.datatype;

@@ -78,6 +78,7 @@ struct ReportFacts {
   // of one launch (node.cpu.launch_us): scenarios/launch_mode.h.
   LaunchMode launch;
   double host_launch_s = 0;
+  double host_launch_per_channel_s = 0;  // node.cpu.launch_us_per_channel, on top of each launch
   // --calibration: the file, the ring class it was read for (empty: the file has none, only NIC or
   // SHM figures), the topology settings it changed and what else it said.
   std::string calibration_file, calibration_class;

@@ -182,6 +182,7 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.op = req.op;
   f.launch = normalized(req.launch);
   f.host_launch_s = topo.host_launch_s;
+  f.host_launch_per_channel_s = topo.host_launch_per_channel_s;
   f.table_header.nthread = f.launch.threads;
   f.table_header.ngpus = f.launch.gpus_per_thread;
   f.table_header.iters = f.launch.iters;
@@ -460,10 +461,19 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   // nccl-tests' timing loop: -g N launches N kernels per iteration from one thread, overlapped with
   // the previous iteration's device work, and the first iteration waits for its launches
   // (scenarios/launch_mode.h).
+  // A launch costs node.cpu.launch_us plus node.cpu.launch_us_per_channel for each channel NCCL runs
+  // the collective on at this size (nccl_channels_threads; sendrecv, alltoall and the custom
+  // all-reduce: none counted), per collective of an -m group.
   std::vector<bool> launch_bound(sizes.size(), false);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    launch_bound[i] = host_bound(times_s[i], req.launch, topo.host_launch_s);
-    times_s[i] = timed_iteration_s(times_s[i], req.launch, topo.host_launch_s);
+    const SizeChoice& c = out.choices[i];
+    const int channels = topo.host_launch_per_channel_s > 0 && !c.p2p && !c.custom
+                             ? nccl_running_channels(summary, c.nccl_algo, c.nccl_proto, static_cast<double>(sizes[i]))
+                             : 0;
+    const double launch_s =
+        topo.host_launch_s + topo.host_launch_per_channel_s * channels * normalized(req.launch).agg_iters;
+    launch_bound[i] = host_bound(times_s[i], req.launch, launch_s);
+    times_s[i] = timed_iteration_s(times_s[i], req.launch, launch_s);
   }
 
   const double factor = collective_busbw_factor(info, n);

@@ -191,6 +191,28 @@ TEST(LaunchMode, CliFlagsAndErrors) {
   EXPECT_NE(key.err.find("launch_us"), std::string::npos) << key.err;
 }
 
+// node.cpu.launch_us_per_channel: each launch costs that much more per channel NCCL runs the
+// collective on. hgx-a100, all_reduce of 512 KiB with -g 8: NCCL runs Ring/LL on 512 KiB / (512
+// threads x 8 B x 8 ranks) = 16 channels (enqueue.cc's thread threshold), so 0.2 us per channel adds
+// 8 x 16 x 0.2 = 25.6 us to an iteration bound by its launches either way (8 x 4.2 = 33.6 us above
+// the device time), the first iteration's share unchanged. At 8 B (one channel) it adds 8 x 0.2.
+TEST(LaunchMode, HostCostPerChannelOfEveryLaunch) {
+  const Topology plain = make("hgx-a100");
+  const Topology per_channel = make("hgx-a100", {"node.cpu.launch_us_per_channel=0.2"});
+  EXPECT_NEAR(predicted_us(per_channel, 512 * 1024, 8, PredictModel::ClosedForm) -
+                  predicted_us(plain, 512 * 1024, 8, PredictModel::ClosedForm),
+              8 * 16 * 0.2, 1e-6);
+  EXPECT_NEAR(predicted_us(per_channel, 8, 8, PredictModel::ClosedForm) - predicted_us(plain, 8, 8, PredictModel::ClosedForm),
+              8 * 0.2, 1e-6);
+  // One GPU per process: the launch hides under the device time but for the first iteration's share.
+  EXPECT_NEAR(predicted_us(per_channel, 512 * 1024, 1, PredictModel::ClosedForm) -
+                  predicted_us(plain, 512 * 1024, 1, PredictModel::ClosedForm),
+              16 * 0.2 / 20, 1e-6);
+  const auto bad = testing::run_ccsim("all_reduce_perf -b 8 -e 8 --topology hgx-a100 --set node.cpu.launch_us_per_channel=-1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("launch_us_per_channel"), std::string::npos) << bad.err;
+}
+
 TEST(LaunchMode, ValidateReadsTheLogsIterations) {
   // The Spectrum-X H200 log ran 100 iterations with 2 processes of -g 8 ("iters: 100" in its header):
   // its 1 KiB row is host-bound (Tree/LL's device time is below 33.6 us), so it is predicted as

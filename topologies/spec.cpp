@@ -31,7 +31,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes", "peers"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
-        "host_memory_latency_us", "launch_us", "model_id", "family_id"}},
+        "host_memory_latency_us", "launch_us", "launch_us_per_channel", "model_id", "family_id"}},
       {"/node/pcie", {"generation", "lanes", "uplink_lanes", "efficiency", "latency_us", "switches_per_socket", "switch_levels", "p2p", "nccl_p2p_level", "shm_channel_GBps", "shm_two_way_efficiency", "shm_step_us", "p2p_chunk_bytes"}},
       {"/node/nic", {"count", "ports_per_card", "fuse_ports", "Gbps", "efficiency", "transport", "gpudirect_rdma", "latency_us", "plugin_latency_us", "message_rate_Mps", "pcie_generation", "pcie_lanes", "p2p_chunk_bytes", "nccl_channels_per_net_peer"}},
       {"/fabric", {"kind", "nodes_per_leaf", "oversubscription", "switch_latency_us", "sharp", "sharp_reduce_GBps"}},
@@ -583,6 +583,10 @@ Topology build_topology(const json& spec, const std::string& source) {
   // drives several GPUs (nccl-tests -g N, scenarios/launch_mode.h); its source: kDefaultHostLaunchUs.
   const double d_launch = kDefaultHostLaunchUs;
   const double launch_s = cpu.positive("launch_us", 0.01, kMaxLatencyUs, &d_launch) * kMicro;
+  // Per channel of the collective, on top (docs/topology.md): none unless described.
+  const double d_launch_per_channel = 0;
+  const double launch_per_channel_s =
+      cpu.non_negative("launch_us_per_channel", kMaxLatencyUs, &d_launch_per_channel) * kMicro;
   node_out["cpu"] = cpu_out;
 
   // --- PCIe ---
@@ -783,6 +787,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.pcie_p2p = p2p;
   topo.pcie_p2p_level = p2p_level;
   topo.host_launch_s = launch_s;
+  topo.host_launch_per_channel_s = launch_per_channel_s;
   topo.nccl_p2p = nccl_p2p;
   topo.shm_channel_Bps = shm_channel_Bps;
   topo.shm_two_way_efficiency = shm_two_way;
