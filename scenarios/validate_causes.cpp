@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "algorithms/collectives.h"
+#include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
 #include "common/text.h"
 #include "common/units.h"
@@ -22,6 +23,48 @@ double median(std::vector<double> v) {
 }
 
 std::string pct(double fraction) { return strprintf("%.0f%%", 100 * fraction); }
+
+// The channels NCCL runs a row's collective on at its size (its algorithm and protocol as the report
+// names them, nccl_channels_threads); 0 for P2P rows.
+int running_channels(const NcclTopoSummary& s, const ValidatedSize& v) {
+  for (int a = 0; a < kNumAlgos; ++a)
+    for (int p = 0; p < kNumProtos; ++p)
+      if (v.nccl_algorithm == to_string(static_cast<Algo>(a)) && v.nccl_protocol == to_string(static_cast<Proto>(p)))
+        return nccl_running_channels(s, static_cast<Algo>(a), static_cast<Proto>(p), static_cast<double>(v.size_bytes));
+  return 0;
+}
+
+// A -g N log's host cost per channel and GPU (docs/accuracy.md "what -g N costs per channel"): the
+// least-squares slope of the measured time over per_thread x channels among the sizes the prediction
+// has bound by the launches, where NCCL runs at least 3 different channel counts; 0 without them.
+// `worst_error`: the largest error among those sizes.
+double launch_cost_per_channel_us(const ValidatedRun& run, const Topology& topo, int per_thread, int* fewest,
+                                  int* most, double* worst_error) {
+  const NcclTopoSummary summary = summarize_for_nccl(topo);
+  std::vector<double> x, y;
+  *fewest = *most = 0;
+  *worst_error = 0;
+  for (const ValidatedSize& v : run.sizes) {
+    const auto bound = std::find_if(run.prediction.sizes.begin(), run.prediction.sizes.end(), [&v](const auto& z) {
+      return z.row.size_bytes == v.size_bytes && z.launch_bound;
+    });
+    const int channels = bound == run.prediction.sizes.end() ? 0 : running_channels(summary, v);
+    if (channels < 1) continue;
+    x.push_back(static_cast<double>(per_thread) * channels);
+    y.push_back(v.measured_time_us);
+    *worst_error = std::max(*worst_error, v.error);
+    *fewest = *fewest ? std::min(*fewest, channels) : channels;
+    *most = std::max(*most, channels);
+  }
+  std::vector<double> distinct = x;
+  std::sort(distinct.begin(), distinct.end());
+  if (std::unique(distinct.begin(), distinct.end()) - distinct.begin() < 3) return 0;
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return slope > 0 ? slope : 0;
+}
 std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
 
 // The plateau of the bandwidth side: the largest sizes (up to 3) of it, measured and predicted busbw.
@@ -403,9 +446,17 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   // log without sizes below the knee gives no such evidence: an approach miss there is not the host's.
   const bool host_evidence = lat_slow || (approach_slow && run.latency.sizes > 0);
   const std::string latency_state = lat_slow ? latency_text(run) : std::string("latency side within tolerance");
-  if (host_evidence && log.gpus_per_process > 1) {
-    // The launch mode the prediction ran in (validate derives it from the log's header).
-    const int per_thread = run.prediction.facts.launch.gpus_per_thread;
+  // The launch mode the prediction ran in (validate derives it from the log's header).
+  const int per_thread = run.prediction.facts.launch.gpus_per_thread;
+  // -g N: sizes the launches bound that grow with NCCL's channels beyond the tolerance are the host's
+  // too, whatever the latency side's median says.
+  int fewest = 0, most = 0;
+  double channel_worst = 0;
+  const double per_channel_us = log.gpus_per_process > 1
+                                    ? launch_cost_per_channel_us(run, topo, per_thread, &fewest, &most, &channel_worst)
+                                    : 0.0;
+  const bool per_channel_cost = per_channel_us * 1e-6 > topo.host_launch_per_channel_s + 0.005e-6;
+  if ((host_evidence || (per_channel_cost && channel_worst > tolerance)) && log.gpus_per_process > 1) {
     // An iteration takes at least its thread's serial launches, so the log's fastest one bounds this
     // host's cost per launch from above. Where the prediction of that size is host-bound it is the
     // launches plus the last collective's share of the timed iterations (scenarios/launch_mode.h):
@@ -424,6 +475,13 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         bound = "; its fastest iteration, " + strprintf("%.1f", fastest->measured_time_us) + " us at " +
                 format_bytes(static_cast<double>(fastest->size_bytes)) + ", bounds this host's cost at " + per_launch +
                 " us per launch: --set node.cpu.launch_us=" + per_launch + " predicts with that bound";
+    }
+    if (per_channel_cost) {
+      const std::string value = strprintf("%.3f", per_channel_us);
+      bound += "; the sizes its launches bound grow with the channels NCCL runs for them (" + std::to_string(fewest) +
+               " to " + std::to_string(most) + "), " + value +
+               " us per channel and GPU (a host cost of every launch, which one thread pays for each of its GPUs): "
+               "--set node.cpu.launch_us_per_channel=" + value + " predicts with it";
     }
     add("single-process-multi-gpu", "One process drives several GPUs (-g / -t): launches serialised",
         latency_state + approach + "; the log runs " + std::to_string(log.gpus_per_process) + " GPUs per process (nThread " +
