@@ -46,12 +46,11 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
     pre.push_back("# launch mode: " + std::to_string(mode.threads) + " thread(s) x " +
                   std::to_string(mode.gpus_per_thread) + " GPUs (-t, -g): " + std::to_string(mode.gpus_per_thread) +
                   " serial launches x " + strprintf("%.2f", f.host_launch_s * 1e6) + " us (node.cpu.launch_us) = " +
-                  strprintf("%.2f", host_launch_time_s(mode, f.host_launch_s) * 1e6) + " us of host time" +
+                  strprintf("%.2f", host_launch_time_s(mode, f.host_launch_s) * 1e6) + " us of host time" + effect +
                   (f.host_launch_per_channel_s > 0
-                       ? strprintf(", each launch %.3f us more per channel NCCL runs (node.cpu.launch_us_per_channel)",
+                       ? strprintf("; each launch %.3f us more per channel NCCL runs (node.cpu.launch_us_per_channel)",
                                    f.host_launch_per_channel_s * 1e6)
-                       : std::string()) +
-                  effect);
+                       : std::string()));
   }
   for (const auto& e : f.nccl_env) pre.push_back("# NCCL environment: " + e);
   if (!f.calibration_file.empty()) {
