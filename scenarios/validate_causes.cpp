@@ -23,6 +23,7 @@ double median(std::vector<double> v) {
 }
 
 std::string pct(double fraction) { return strprintf("%.0f%%", 100 * fraction); }
+std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
 
 // The channels NCCL runs a row's collective on at its size (its algorithm and protocol as the report
 // names them, nccl_channels_threads); 0 for P2P rows.
@@ -65,7 +66,6 @@ double launch_cost_per_channel_us(const ValidatedRun& run, const Topology& topo,
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   return slope > 0 ? slope : 0;
 }
-std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
 
 // The plateau of the bandwidth side: the largest sizes (up to 3) of it, measured and predicted busbw.
 struct Plateau {

@@ -258,7 +258,7 @@ class Topology {
   double host_launch_s = kDefaultHostLaunchUs * 1e-6;
   // Host CPU time per channel the collective runs, added to each launch (node.cpu.launch_us_per_channel):
   // NCCL's enqueue prepares every channel's work before the launch, so a -g N thread pays it N times
-  // per iteration. 0 by default: the logs' hosts pay 0.03-0.21 us (docs/accuracy.md "what -g N costs
+  // per iteration. 0 by default: the logs' hosts pay 0.03-0.23 us (docs/accuracy.md "what -g N costs
   // per channel"), no figure fits them all.
   double host_launch_per_channel_s = 0;
   // Memo of route_between_gpus (routing.cpp), keyed by (src, dst, rail): routes depend only on the
