@@ -160,8 +160,8 @@ int read_number(const std::string& text, std::size_t* i) {
 }  // namespace
 
 std::string NcclVersion::label() const {
-  std::string s = "NCCL " + std::to_string(major) + "." + std::to_string(minor);
-  if (patch_given) s += "." + std::to_string(patch);
+  std::string s = std::string("NCCL ").append(std::to_string(major)).append(".").append(std::to_string(minor));
+  if (patch_given) s.append(".").append(std::to_string(patch));
   return s;
 }
 
@@ -188,7 +188,8 @@ const NcclVersion& default_nccl_version() {
 
 NcclVersion parse_nccl_version(const std::string& text, const std::string& where) {
   const std::string expect = "expected X.Y or X.Y.Z, e.g. 2.19 or 2.19.4";
-  const std::string not_a_version = "'" + cut_for_message(text) + "' is not a NCCL version (" + expect + ")";
+  const std::string not_a_version =
+      std::string("'").append(cut_for_message(text)).append("' is not a NCCL version (").append(expect).append(")");
   NcclVersion v;
   std::size_t i = 0;
   v.major = read_number(text, &i);

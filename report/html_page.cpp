@@ -102,7 +102,7 @@ std::string section_html(const ChartSection& s, std::size_t index) {
     for (std::size_t i = 0; i < r.entries.size(); ++i) {
       const auto& e = r.entries[i];
       out += "<tr>" + cell(std::to_string(i + 1)) + cell(e.series, true) + cell(g4(e.time_us)) + cell(g4(e.busbw_GBps)) +
-             cell("x" + strprintf("%.2f", e.time_us / r.entries.front().time_us)) + cell(e.label, true) + "</tr>\n";
+             cell(strprintf("x%.2f", e.time_us / r.entries.front().time_us)) + cell(e.label, true) + "</tr>\n";
     }
     out += "</table>\n";
   }
