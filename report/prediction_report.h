@@ -46,6 +46,9 @@ struct ReportSize {
   // nccl-tests -g N: the row's time is the host's N serial launches, not the collective (the device
   // would have finished sooner; scenarios/launch_mode.h).
   bool launch_bound = false;
+  // The channels NCCL runs the collective on at this size (nccl_channels_threads), whose work every
+  // launch prepares (node.cpu.launch_us_per_channel); 0 for P2P and vLLM's custom all-reduce.
+  int nccl_channels = 0;
   std::optional<ReportLink> busiest_link;  // engine rows: the busiest link direction at this size
 };
 

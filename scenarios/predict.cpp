@@ -465,13 +465,13 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   // the collective on at this size (nccl_channels_threads; sendrecv, alltoall and the custom
   // all-reduce: none counted), per collective of an -m group.
   std::vector<bool> launch_bound(sizes.size(), false);
+  std::vector<int> nccl_channels(sizes.size(), 0);
+  const int agg_iters = normalized(req.launch).agg_iters;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const SizeChoice& c = out.choices[i];
-    const int channels = topo.host_launch_per_channel_s > 0 && !c.p2p && !c.custom
-                             ? nccl_running_channels(summary, c.nccl_algo, c.nccl_proto, static_cast<double>(sizes[i]))
-                             : 0;
-    const double launch_s =
-        topo.host_launch_s + topo.host_launch_per_channel_s * channels * normalized(req.launch).agg_iters;
+    if (!c.p2p && !c.custom)
+      nccl_channels[i] = nccl_running_channels(summary, c.nccl_algo, c.nccl_proto, static_cast<double>(sizes[i]));
+    const double launch_s = topo.host_launch_s + topo.host_launch_per_channel_s * nccl_channels[i] * agg_iters;
     launch_bound[i] = host_bound(times_s[i], req.launch, launch_s);
     times_s[i] = timed_iteration_s(times_s[i], req.launch, launch_s);
   }
@@ -495,8 +495,10 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   out.report = build_report(topo, req, out, plan, sizes, cal_class);
   out.report.facts.nccl_coll_channels = summary.coll_channels;
-  for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i)
+  for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i) {
     out.report.sizes[i].launch_bound = launch_bound[i];
+    out.report.sizes[i].nccl_channels = nccl_channels[i];
+  }
   return out;
 }
 

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "algorithms/collectives.h"
-#include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
 #include "common/text.h"
 #include "common/units.h"
@@ -25,23 +24,11 @@ double median(std::vector<double> v) {
 std::string pct(double fraction) { return strprintf("%.0f%%", 100 * fraction); }
 std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
 
-// The channels NCCL runs a row's collective on at its size (its algorithm and protocol as the report
-// names them, nccl_channels_threads); 0 for P2P rows.
-int running_channels(const NcclTopoSummary& s, const ValidatedSize& v) {
-  for (int a = 0; a < kNumAlgos; ++a)
-    for (int p = 0; p < kNumProtos; ++p)
-      if (v.nccl_algorithm == to_string(static_cast<Algo>(a)) && v.nccl_protocol == to_string(static_cast<Proto>(p)))
-        return nccl_running_channels(s, static_cast<Algo>(a), static_cast<Proto>(p), static_cast<double>(v.size_bytes));
-  return 0;
-}
-
 // A -g N log's host cost per channel and GPU (docs/accuracy.md "what -g N costs per channel"): the
-// least-squares slope of the measured time over per_thread x channels among the sizes the prediction
-// has bound by the launches, where NCCL runs at least 3 different channel counts; 0 without them.
-// `worst_error`: the largest error among those sizes.
-double launch_cost_per_channel_us(const ValidatedRun& run, const Topology& topo, int per_thread, int* fewest,
-                                  int* most, double* worst_error) {
-  const NcclTopoSummary summary = summarize_for_nccl(topo);
+// least-squares slope of the measured time over per_thread x channels (ReportSize::nccl_channels)
+// among the sizes the prediction has bound by the launches, where NCCL runs at least 3 different
+// channel counts; 0 without them. `worst_error`: the largest error among those sizes.
+double launch_cost_per_channel_us(const ValidatedRun& run, int per_thread, int* fewest, int* most, double* worst_error) {
   std::vector<double> x, y;
   *fewest = *most = 0;
   *worst_error = 0;
@@ -49,7 +36,7 @@ double launch_cost_per_channel_us(const ValidatedRun& run, const Topology& topo,
     const auto bound = std::find_if(run.prediction.sizes.begin(), run.prediction.sizes.end(), [&v](const auto& z) {
       return z.row.size_bytes == v.size_bytes && z.launch_bound;
     });
-    const int channels = bound == run.prediction.sizes.end() ? 0 : running_channels(summary, v);
+    const int channels = bound == run.prediction.sizes.end() ? 0 : bound->nccl_channels;
     if (channels < 1) continue;
     x.push_back(static_cast<double>(per_thread) * channels);
     y.push_back(v.measured_time_us);
@@ -453,7 +440,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   int fewest = 0, most = 0;
   double channel_worst = 0;
   const double per_channel_us = log.gpus_per_process > 1
-                                    ? launch_cost_per_channel_us(run, topo, per_thread, &fewest, &most, &channel_worst)
+                                    ? launch_cost_per_channel_us(run, per_thread, &fewest, &most, &channel_worst)
                                     : 0.0;
   const bool per_channel_cost = per_channel_us * 1e-6 > topo.host_launch_per_channel_s + 0.005e-6;
   if ((host_evidence || (per_channel_cost && channel_worst > tolerance)) && log.gpus_per_process > 1) {
