@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "calibrate/nccl_tests_json.h"
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/text.h"
@@ -66,16 +67,6 @@ bool parse_double(const std::string& t, double& v) {
   char* end = nullptr;
   v = std::strtod(t.c_str(), &end);
   return end == t.c_str() + t.size();
-}
-
-std::string nccl_version_from_code(long code) {
-  long major, minor, patch;
-  if (code >= 20900) {
-    major = code / 10000; minor = (code % 10000) / 100; patch = code % 100;
-  } else {
-    major = code / 1000; minor = (code % 1000) / 100; patch = code % 100;
-  }
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
 // Column layout derived from a header line.
@@ -535,6 +526,16 @@ class Parser {
 
 }  // namespace
 
+std::string nccl_version_from_code(long code) {
+  long major, minor, patch;
+  if (code >= 20900) {
+    major = code / 10000; minor = (code % 10000) / 100; patch = code % 100;
+  } else {
+    major = code / 1000; minor = (code % 1000) / 100; patch = code % 100;
+  }
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
 std::string nccl_tests_collective_from_name(const std::string& name) {
   std::string n = trim(name);
   std::size_t slash = n.find_last_of('/');
@@ -551,7 +552,12 @@ std::string nccl_tests_collective_from_name(const std::string& name) {
 }
 
 std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& filename) {
-  return Parser(in, filename).run();
+  std::ostringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  if (looks_like_nccl_tests_json(text)) return parse_nccl_tests_json(text, filename);
+  std::istringstream lines(text);
+  return Parser(lines, filename).run();
 }
 
 std::vector<NcclTestsFile> parse_nccl_tests_files(const std::vector<std::string>& paths) {

@@ -51,6 +51,9 @@ struct NcclTestsRun {
   // -z / --blocking of an echoed command line ("... all_reduce_perf ... -z 1"): the header does not
   // print it. -1 when no such line says.
   int blocking = -1;
+  // The NCCL_* settings of the run's environment ("NCCL_ALGO=Ring"), as a JSON result file records them
+  // (calibrate/nccl_tests_json.h); empty for text output, which does not print its environment.
+  std::vector<std::string> nccl_env;
   std::vector<std::string> devices;  // "#  Rank  0 Group  0 Pid ..." lines, verbatim after the leading "# "
   int ranks = 0;                     // number of device lines (0 if none)
   std::vector<NcclTestsRow> rows;
@@ -67,6 +70,7 @@ struct NcclTestsRun {
 // Throws InputError(filename, "line N: ...") for a malformed data row (truncated, non-numeric field,
 // wrong number of fields), a table header without rows, and InputError(filename, ...) for a log
 // without any table.
+// A JSON result file (nccl-tests -J) is read as such (calibrate/nccl_tests_json.h).
 std::vector<NcclTestsRun> parse_nccl_tests_log(std::istream& in, const std::string& filename);
 // InputError if the file cannot be read.
 std::vector<NcclTestsRun> parse_nccl_tests_file(const std::string& path);
@@ -82,5 +86,9 @@ std::vector<NcclTestsFile> parse_nccl_tests_files(const std::vector<std::string>
 // "all_reduce_perf_mpi" / "./build/all_reduce_perf" / "all_reduce" -> "all_reduce"; "" when not a known
 // nccl-tests collective.
 std::string nccl_tests_collective_from_name(const std::string& name);
+
+// NCCL's version code as nccl-tests prints it ("nccl-library=22902", JSON "nccl_version": 22902) ->
+// "2.29.2"; codes below 20900 are the old major*1000 + minor*100 + patch ("2804" -> "2.8.4").
+std::string nccl_version_from_code(long code);
 
 }  // namespace ccsim

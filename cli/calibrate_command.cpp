@@ -28,10 +28,13 @@ std::string human_bytes(double b) {
 enum class FileKind { NcclTests, Perftest, Probe };
 
 FileKind sniff(const std::string& path, const std::string& text) {
-  // A probe document is JSON (a pipe has no .json name): an object at its first character.
+  // A probe document is JSON (a pipe has no .json name): an object at its first character. So is
+  // nccl-tests' own result file (-J), whose sizes are under "results" where a probe has "probe" and
+  // "samples" (calibrate/nccl_tests_json.h).
   const auto first = text.find_first_not_of(" \t\r\n");
   if ((path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) || (first != std::string::npos && text[first] == '{'))
-    return FileKind::Probe;
+    return text.find("\"results\"") != std::string::npos && text.find("\"probe\"") == std::string::npos ? FileKind::NcclTests
+                                                                                                       : FileKind::Probe;
   std::istringstream f(text);
   std::string line;
   bool perftest = false;

@@ -64,6 +64,7 @@ ojson validation_json(const ValidationReport& report) {
                 {"blocking", f.blocking},
                 {"nccl_version", f.nccl_version},
                 {"nccl_tests_version", f.nccl_tests_version},
+                {"nccl_env", f.nccl_env},
                 {"datatype", f.datatype},
                 {"op", f.op},
                 {"root", f.root},

@@ -29,6 +29,9 @@ struct LogFacts {
   int hosts = 0;                   // distinct hosts in the device list; 0 when the log has none
   std::string nccl_version;        // "2.26.2+cuda12.8", "" when not printed
   std::string nccl_tests_version;  // "2.17.8", "" when not printed
+  // NCCL_* settings of the run's environment as the log records them (nccl-tests' JSON result file);
+  // empty for text output. Named by validate's causes, not applied to the prediction (--env applies).
+  std::vector<std::string> nccl_env;
   std::string datatype, op;        // from the rows ("float", "sum"; op "" for collectives that do not reduce)
   int root = -1;                   // -1 for collectives without a root
   bool has_out_of_place = true, has_in_place = true;

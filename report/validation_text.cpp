@@ -34,6 +34,7 @@ std::string log_line(const LogFacts& f) {
   s += std::string(", ") + (f.has_out_of_place ? "out-of-place" : "in-place") + " times";
   s += ", NCCL " + (f.nccl_version.empty() ? std::string("version not printed") : f.nccl_version);
   if (!f.nccl_tests_version.empty()) s += ", nccl-tests " + f.nccl_tests_version;
+  if (!f.nccl_env.empty()) s += ", recorded NCCL settings " + join(f.nccl_env, " ");
   return s;
 }
 

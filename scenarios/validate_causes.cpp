@@ -111,8 +111,25 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-bool has_env(const DebugFacts& d, const std::string& name) {
-  return std::any_of(d.env.begin(), d.env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+// NCCL_* settings of the run and where they were read, for the causes' evidence.
+struct RunSettings {
+  std::vector<std::string> env;
+  std::string where;  // "echoed in FILE", "recorded in FILE's environment", or both
+};
+
+RunSettings run_settings(const LogFacts& log, const DebugFacts& debug) {
+  RunSettings s;
+  if (debug.present) s.env = debug.env;
+  bool recorded = false;
+  for (const auto& e : log.nccl_env)
+    if (std::find(s.env.begin(), s.env.end(), e) == s.env.end()) {
+      s.env.push_back(e);
+      recorded = true;
+    }
+  const bool echoed = debug.present && !debug.env.empty();
+  if (echoed) s.where = "echoed in " + debug.file;
+  if (recorded) s.where += (echoed ? " and " : "") + std::string("recorded in the environment of ") + log.file;
+  return s;
 }
 
 // Sizes whose out-of-place and in-place times differ by more than 1.5x, or whose time exceeds the next
@@ -310,21 +327,27 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         "NCCL_ALGO does not exclude NVLS");
     bw_explained = true;
   }
-  if (debug.present && (has_env(debug, "NCCL_ALGO") || has_env(debug, "NCCL_PROTO")) && (bw_slow || lat_slow)) {
+  // The NCCL settings the run was made with: those NCCL echoed (its NCCL_DEBUG lines) and those the
+  // log's own record of its environment holds (nccl-tests' JSON result file).
+  const RunSettings settings = run_settings(log, debug);
+  const auto has_setting = [&](const std::string& name) {
+    return std::any_of(settings.env.begin(), settings.env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+  };
+  if ((has_setting("NCCL_ALGO") || has_setting("NCCL_PROTO")) && (bw_slow || lat_slow)) {
     std::string set;
-    for (const auto& e : debug.env)
+    for (const auto& e : settings.env)
       if (e.rfind("NCCL_ALGO=", 0) == 0 || e.rfind("NCCL_PROTO=", 0) == 0) set += (set.empty() ? "" : ", ") + e;
     add("forced-algorithm-or-protocol", "A forced algorithm or protocol (NCCL_ALGO / NCCL_PROTO)",
-        set + " echoed in " + debug.file + "; ccsim predicted NCCL's default choice (" + largest_choice(run) +
+        set + " " + settings.where + "; ccsim predicted NCCL's default choice (" + largest_choice(run) +
             " at the largest size)",
         "unset them unless intended, or predict the same restriction: --env " + replace_all(set, ", ", " --env ") +
             " (or --algo ... --proto ...)");
   }
-  if (debug.present && (bw_slow || lat_slow)) {
+  if (bw_slow || lat_slow) {
     // Settings the run was made with that change NCCL's paths (NCCL_P2P_DISABLE, NCCL_NVLS_ENABLE, ...):
     // ccsim predicts them when told (--env), not from the log.
     std::vector<std::string> paths;
-    for (const auto& e : debug.env) {
+    for (const auto& e : settings.env) {
       const std::string name = e.substr(0, e.find('='));
       if (nccl_env_modelled(name) && name != "NCCL_ALGO" && name != "NCCL_PROTO") paths.push_back(e);
     }
@@ -335,7 +358,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         listed += (listed.empty() ? "" : ", ") + e;
       }
       add("nccl-settings", "NCCL settings that change its paths",
-          listed + " echoed in " + debug.file + "; ccsim predicted the hardware as described, without them unless --env gave them",
+          listed + " " + settings.where + "; ccsim predicted the hardware as described, without them unless --env gave them",
           "predict the run as it was made: " + flags + " (docs/topology.md \"NCCL environment\")");
     }
   }

@@ -40,6 +40,7 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   f.run_index = run_index;
   f.nccl_version = run.nccl_version;
   f.nccl_tests_version = run.nccl_tests_version;
+  f.nccl_env = run.nccl_env;
   const auto fail = [&](const std::string& what) {
     throw InputError(file, (run_index > 0 ? "run " + std::to_string(run_index + 1) + ": " : std::string()) + what);
   };
