@@ -49,6 +49,10 @@ struct ReportSize {
   // The channels NCCL runs the collective on at this size (nccl_channels_threads), whose work every
   // launch prepares (node.cpu.launch_us_per_channel); 0 for P2P and vLLM's custom all-reduce.
   int nccl_channels = 0;
+  // The collective's own time at this size, before nccl-tests' timing loop adds the host's launches
+  // (scenarios/launch_mode.h); not printed: validate reads it to tell which sizes the launches bound
+  // whatever the per-channel cost described.
+  double device_time_us = 0;
   std::optional<ReportLink> busiest_link;  // engine rows: the busiest link direction at this size
 };
 

@@ -466,6 +466,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   // all-reduce: none counted), per collective of an -m group.
   std::vector<bool> launch_bound(sizes.size(), false);
   std::vector<int> nccl_channels(sizes.size(), 0);
+  const std::vector<double> device_times_s = times_s;
   const int agg_iters = normalized(req.launch).agg_iters;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const SizeChoice& c = out.choices[i];
@@ -498,6 +499,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i) {
     out.report.sizes[i].launch_bound = launch_bound[i];
     out.report.sizes[i].nccl_channels = nccl_channels[i];
+    out.report.sizes[i].device_time_us = device_times_s[i] * 1e6;
   }
   return out;
 }

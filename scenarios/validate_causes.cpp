@@ -28,13 +28,17 @@ std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
 // least-squares slope of the measured time over per_thread x channels (ReportSize::nccl_channels)
 // among the sizes the prediction has bound by the launches, where NCCL runs at least 3 different
 // channel counts; 0 without them. `worst_error`: the largest error among those sizes.
-double launch_cost_per_channel_us(const ValidatedRun& run, int per_thread, int* fewest, int* most, double* worst_error) {
+double launch_cost_per_channel_us(const ValidatedRun& run, int per_thread, double base_launch_s, int* fewest, int* most,
+                                  double* worst_error) {
   std::vector<double> x, y;
   *fewest = *most = 0;
   *worst_error = 0;
+  // The sizes whose device time the base launches alone exceed: the set does not depend on the
+  // per-channel cost the topology describes, so the value offered predicts with itself.
+  const LaunchMode& launch = run.prediction.facts.launch;
   for (const ValidatedSize& v : run.sizes) {
-    const auto bound = std::find_if(run.prediction.sizes.begin(), run.prediction.sizes.end(), [&v](const auto& z) {
-      return z.row.size_bytes == v.size_bytes && z.launch_bound;
+    const auto bound = std::find_if(run.prediction.sizes.begin(), run.prediction.sizes.end(), [&](const auto& z) {
+      return z.row.size_bytes == v.size_bytes && host_bound(z.device_time_us * 1e-6, launch, base_launch_s);
     });
     const int channels = bound == run.prediction.sizes.end() ? 0 : bound->nccl_channels;
     if (channels < 1) continue;
@@ -463,7 +467,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   int fewest = 0, most = 0;
   double channel_worst = 0;
   const double per_channel_us = log.gpus_per_process > 1
-                                    ? launch_cost_per_channel_us(run, per_thread, &fewest, &most, &channel_worst)
+                                    ? launch_cost_per_channel_us(run, per_thread, topo.host_launch_s, &fewest, &most, &channel_worst)
                                     : 0.0;
   const bool per_channel_cost = per_channel_us * 1e-6 > topo.host_launch_per_channel_s + 0.005e-6;
   if ((host_evidence || (per_channel_cost && channel_worst > tolerance)) && log.gpus_per_process > 1) {
@@ -477,11 +481,17 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     });
     std::string bound;
     if (fastest != run.sizes.end()) {
-      const double launches_us = host_launch_time_s(run.prediction.facts.launch, topo.host_launch_s) * 1e6;
+      // The predicted launch of that size is node.cpu.launch_us plus the per-channel cost of the channels
+      // NCCL runs there (scenarios/predict.cpp); the offered launch_us is the floor less the latter.
+      const std::size_t at = static_cast<std::size_t>(fastest - run.sizes.begin());
+      const int channels = at < run.prediction.sizes.size() ? run.prediction.sizes[at].nccl_channels : 0;
+      const double per_channel_s = topo.host_launch_per_channel_s * channels * normalized(run.prediction.facts.launch).agg_iters;
+      const double launches_us = host_launch_time_s(run.prediction.facts.launch, topo.host_launch_s + per_channel_s) * 1e6;
       const double share_us = fastest->predicted_time_us - launches_us;
       const double floor_us = fastest->measured_time_us - (share_us >= 0 && share_us < launches_us ? share_us : 0.0);
-      const std::string per_launch = strprintf("%.1f", floor_us / per_thread);
-      if (floor_us / per_thread > topo.host_launch_s * 1e6)
+      const double per_launch_us = floor_us / per_thread - per_channel_s * 1e6;
+      const std::string per_launch = strprintf("%.1f", per_launch_us);
+      if (per_launch_us > topo.host_launch_s * 1e6)
         bound = "; its fastest iteration, " + strprintf("%.1f", fastest->measured_time_us) + " us at " +
                 format_bytes(static_cast<double>(fastest->size_bytes)) + ", bounds this host's cost at " + per_launch +
                 " us per launch: --set node.cpu.launch_us=" + per_launch + " predicts with that bound";
