@@ -486,7 +486,9 @@ class Parser {
           return;
         }
       }
-      if (tb.find("out-of-place") != std::string::npos || tb.find("in-place") != std::string::npos) {
+      // The label line above the column names ("out-of-place   in-place"); a provenance note that
+      // mentions the words is not one.
+      if ((tb.find("out-of-place") != std::string::npos || tb.find("in-place") != std::string::npos) && !is_provenance(ts)) {
         if (tb.find("(B)") == std::string::npos) label_line_ = tb;
         return;
       }

@@ -67,9 +67,10 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   f.hosts = static_cast<int>(hosts.size());
   f.threads_per_process = run.nthread;
 
-  // The collective: the flag, the log's name for it, else the table (calibrate/nccl_tests_infer.h).
+  // The collective: the flag, the log's name for it, else the table (calibrate/nccl_tests_infer.h),
+  // with the ranks --ranks gives (it overrides the device list, below), else the device list's.
   const CollectiveInference inferred =
-      infer_collective(run, ov.collective, device_ranks > 0 ? device_ranks : ov.ranks, file,
+      infer_collective(run, ov.collective, ov.ranks > 0 ? ov.ranks : device_ranks, file,
                        run_index > 0 ? "run " + std::to_string(run_index + 1) + ": " : std::string());
   const CollectiveInfo* chosen = inferred.collective;
   f.collective_source = inferred.source;

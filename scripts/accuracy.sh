@@ -129,6 +129,8 @@ cases=(
   "gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
   "gcp-a4-b200-2node-gke-allgather.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
   "h20x8-1node-allreduce-g8.txt|--topology dgx-h100"
+  "gcp-a4-b200-1node-allreduce-g8-gib-tuner.txt|--topology dgx-b200 --env NCCL_NVLS_CHUNKSIZE=524288"
+  "gcp-a4-b200-2node-gib-allreduce-gib-tuner.txt|--topology dgx-b200 --set node.nic.transport=roce --ranks 16 --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_P2P_NET_CHUNKSIZE=131072"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f
