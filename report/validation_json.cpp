@@ -42,7 +42,8 @@ ojson validation_json(const ValidationReport& report) {
                                            {"protocol", c.protocol}});
                             return a;
                           }()},
-                         {"env", d.env}};
+                         {"env", d.env},
+                         {"tuner_plugin", d.tuner_plugin}};
   }
   ojson runs = ojson::array();
   for (const ValidatedRun& run : report.runs) {

@@ -59,6 +59,9 @@ struct DebugFacts {
   };
   std::vector<Choice> choices;
   std::vector<std::string> env;    // NCCL_* settings NCCL echoed ("NCCL_ALGO set by environment to Ring")
+  // The tuner plugin NCCL loaded ("TUNER/Plugin: Using nccl_ofi_tuner (v3)" -> "nccl_ofi_tuner (v3)"); empty
+  // when it printed none or used its internal tuner.
+  std::string tuner_plugin;
   // The network devices NCCL listed ("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ..."), as
   // "mlx5_0:1/RoCE"; empty when it listed none.
   std::vector<std::string> nics;

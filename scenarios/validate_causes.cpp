@@ -366,6 +366,22 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
           "predict the run as it was made: " + flags + " (docs/topology.md \"NCCL environment\")");
     }
   }
+  // A tuner plugin (aws-ofi-nccl's, Google's gIB one, a site's own) chooses algorithms, protocols and
+  // channels from its own tables; ccsim predicts NCCL's model.
+  {
+    std::string plugin;
+    if (debug.present && !debug.tuner_plugin.empty()) plugin = debug.tuner_plugin + " (loaded, " + debug.file + ")";
+    for (const auto& e : settings.env)
+      if (e.rfind("NCCL_TUNER_PLUGIN=", 0) == 0 || e.rfind("NCCL_TUNER_CONFIG_PATH=", 0) == 0)
+        plugin += (plugin.empty() ? "" : "; ") + e + " " + settings.where;
+    if (!plugin.empty() && !run.pass)
+      add("tuner-plugin", "A tuner plugin chose instead of NCCL's model",
+          "the run used a tuner plugin: " + plugin + "; ccsim's tuner is NCCL's own model (" + run.prediction.facts.cost_model +
+              "), so where the plugin's table picks another algorithm, protocol or channel count the prediction is of "
+              "another choice",
+          "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING prints the plugin's choice per size: give that log with "
+          "--nccl-debug to compare size by size, and --algo / --proto with its choice predicts what ran");
+  }
   const int predicted_channels = run.prediction.facts.nccl_coll_channels;
   if (debug.present && debug.channels > 0 && predicted_channels > 0 && debug.channels != predicted_channels &&
       (bw_slow || lat_slow)) {

@@ -52,6 +52,15 @@ DebugFacts debug_facts_from_text(const std::string& text, const std::string& pat
       }
       continue;
     }
+    // "NCCL INFO TUNER/Plugin: Using nccl_ofi_tuner (v3)", "... Using tuner plugin A3xTunerPlugin_v2"
+    // (NCCL's plugin loader); "Using internal tuner plugin." is NCCL's own tuner.
+    const std::size_t tuner = line.find("TUNER/Plugin: Using ");
+    if (tuner != std::string::npos && line.find("internal tuner plugin") == std::string::npos) {
+      std::string name = trim(line.substr(tuner + 20));
+      if (name.rfind("tuner plugin ", 0) == 0) name = trim(name.substr(13));
+      if (!name.empty() && d.tuner_plugin.empty()) d.tuner_plugin = cut_for_message(name);
+      continue;
+    }
     // "NCCL INFO NCCL_ALGO set by environment to Ring"
     const std::size_t env = line.find(" set by environment to ");
     const std::size_t name = line.find("NCCL_", line.find("NCCL INFO") + 9);

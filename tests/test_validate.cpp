@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
+#include "real_log_helpers.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -511,6 +512,44 @@ TEST(ValidateDebug, TransportsChannelsAndEnvironment) {
   EXPECT_EQ(d.channels, 16);  // "16 coll channels, 0 collnet channels, 16 nvls channels, ..."
   EXPECT_TRUE(d.nvls);
   EXPECT_NE(std::find(d.env.begin(), d.env.end(), "NCCL_BUFFSIZE=8388608"), d.env.end());
+  EXPECT_EQ(d.tuner_plugin, "");  // NCCL's own tuner
+}
+
+TEST(ValidateDebug, TheTunerPluginNcclLoaded) {
+  // NCCL's loader lines: "Using %s (v3)" (2.19-2.2x), "Using tuner plugin %s" (older loaders), and its
+  // internal tuner, which is no plugin.
+  const auto plugin_of = [](const std::string& lines) {
+    const std::string f = testing::write_temp_file("validate_tuner_debug.txt", lines);
+    const DebugFacts d = read_debug_facts(f);
+    std::remove(f.c_str());
+    return d.tuner_plugin;
+  };
+  EXPECT_EQ(plugin_of("h:1:1 [1] NCCL INFO TUNER/Plugin: Could not find: libnccl-tuner.so\n"
+                      "h:1:1 [1] NCCL INFO TUNER/Plugin: Using nccl_ofi_tuner (v3)\n"),
+            "nccl_ofi_tuner (v3)");
+  EXPECT_EQ(plugin_of("NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v3 symbol.\n"
+                      "NCCL INFO TUNER/Plugin: Using tuner plugin A3xTunerPlugin_v2\n"),
+            "A3xTunerPlugin_v2");
+  EXPECT_EQ(plugin_of("NCCL INFO TUNER/Plugin: Using internal tuner plugin.\nNCCL INFO 16 coll channels\n"), "");
+}
+
+TEST(Validate, ATunerPluginIsNamedWhereTheRunMisses) {
+  // aws-p5's 2-node all_reduce misses on its latency side (EFA's steps); aws-ofi-nccl loads its own
+  // tuner on p5, which picks from its tables, not NCCL's model.
+  DebugFacts debug;
+  debug.present = true;
+  debug.file = "p5-debug.txt";
+  debug.tuner_plugin = "nccl_ofi_tuner (v3)";
+  const ValidatedRun p5 = testing::validate_real_log("aws-p5-2node-efa-allreduce.txt", load_topology_spec("aws-p5"), "aws-p5");
+  ASSERT_FALSE(p5.pass);
+  const auto causes = likely_causes(p5, build_topology(load_topology_spec("aws-p5"), "aws-p5"), debug, nullptr, 0.2);
+  const auto plugin = std::find_if(causes.begin(), causes.end(), [](const LikelyCause& c) { return c.id == "tuner-plugin"; });
+  ASSERT_NE(plugin, causes.end());
+  EXPECT_NE(plugin->evidence.find("nccl_ofi_tuner (v3) (loaded, p5-debug.txt)"), std::string::npos) << plugin->evidence;
+  // Without the plugin line, no such cause.
+  debug.tuner_plugin.clear();
+  const auto without = likely_causes(p5, build_topology(load_topology_spec("aws-p5"), "aws-p5"), debug, nullptr, 0.2);
+  EXPECT_TRUE(std::none_of(without.begin(), without.end(), [](const LikelyCause& c) { return c.id == "tuner-plugin"; }));
 }
 
 // ---------------------------------------------------------------- the command and its exit codes
