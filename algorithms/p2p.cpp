@@ -221,6 +221,9 @@ class P2pBuilder {
     s.nranks = n_;
     s.size_bytes = size_bytes;
     s.families_follow_rails = false;
+    // Each channel of a message is one thread block copying to the peer GPU: inside a node the
+    // channels, not NVLink, bound a message below the links' rate (topologies/gpu_copy_rate.h).
+    s.intra_node_channel_cap_Bps = topo_.p2p_channel_Bps;
     place_records();
     if (orbit_.on) {
       emit_representatives(s);
@@ -601,9 +604,13 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   // Per wave: largest delay, and bytes per link direction (a shared-duplex link counts both ways).
   std::map<int, double> wave_delay;
   std::map<int, LinkLoad> wave_load;
-  // Per wave, the SHM connections' time at their per-channel rate (Topology::shm_channel_Bps), the
-  // cap the engine puts on them: bytes of the (src, dst) connection over rate x its channels.
-  std::map<std::tuple<int, int, int>, std::pair<double, int>> shm_connection;
+  // Per wave, the connections' time at their per-channel rate, the cap the engine puts on them: bytes
+  // of the (src, dst) connection over rate x its channels. The rate: the schedule's between GPUs of
+  // one node (a P2P channel's copy, Topology::p2p_channel_Bps), NCCL's SHM transport's
+  // (Topology::shm_channel_Bps), the smaller where both apply.
+  std::map<std::tuple<int, int, int>, std::pair<double, int>> capped_connection;
+  std::map<std::tuple<int, int, int>, double> connection_rate;
+  const int gpn = std::max(1, topo.gpus_per_node());
   // SHM connections of GPUs that write and read host memory at once weigh more, as in the engine.
   const std::vector<double> weight = shm_two_way_weights(topo, s);
   for (std::size_t i = 0; i < s.transfers.size(); ++i) {
@@ -612,21 +619,26 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
     wave_delay[t.step] = std::max(wave_delay[t.step], t.delay_s + route_latency_s(topo, route));
     LinkLoad& load = wave_load.try_emplace(t.step, topo).first->second;
     for (const Hop& h : route) load.add(h, t.bytes * weight[i]);
-    if (t.src < s.nranks && t.dst < s.nranks && nccl_shm_channel_Bps(topo, t.src, t.dst) > 0) {
-      auto& c = shm_connection[{t.step, t.src, t.dst}];
+    const bool between_gpus = t.src < s.nranks && t.dst < s.nranks;
+    const double rate = between_gpus ? s.connection_channel_cap_Bps(true, t.src / gpn != t.dst / gpn, false,
+                                                                     nccl_shm_channel_Bps(topo, t.src, t.dst))
+                                     : 0.0;
+    if (rate > 0) {
+      auto& c = capped_connection[{t.step, t.src, t.dst}];
       c.first += t.bytes;
       c.second = std::max(c.second, t.channels);
+      connection_rate[{t.step, t.src, t.dst}] = rate;
     }
   }
-  std::map<int, double> wave_shm_s;
-  for (const auto& [key, c] : shm_connection) {
-    double& w = wave_shm_s[std::get<0>(key)];
-    w = std::max(w, c.first / (topo.shm_channel_Bps * std::max(1, c.second)));
+  std::map<int, double> wave_capped_s;
+  for (const auto& [key, c] : capped_connection) {
+    double& w = wave_capped_s[std::get<0>(key)];
+    w = std::max(w, c.first / (connection_rate.at(key) * std::max(1, c.second)));
   }
   double total = 0;
   for (const auto& [wave, delay] : wave_delay) {
-    const auto shm = wave_shm_s.find(wave);
-    total += delay + std::max(wave_load.at(wave).busiest().time_s, shm == wave_shm_s.end() ? 0.0 : shm->second);
+    const auto capped = wave_capped_s.find(wave);
+    total += delay + std::max(wave_load.at(wave).busiest().time_s, capped == wave_capped_s.end() ? 0.0 : capped->second);
   }
   return total;
 }
@@ -969,6 +981,20 @@ std::optional<double> alltoall_closed_form_by_counts(const Topology& topo, const
         }
       }
     double busiest = load.busiest().time_s;
+    // A P2P channel's copy rate caps each connection inside a node (Topology::p2p_channel_Bps, as
+    // p2p_closed_form_time_s): per pair of GPUs, its messages and a sender's legs to it as relay.
+    if (topo.p2p_channel_Bps > 0) {
+      const double rate = topo.p2p_channel_Bps * std::max(1, op.channels);
+      std::vector<double> pair_bytes(static_cast<std::size_t>(gpn * gpn), 0.0);
+      for (int l = 0; l < gpn; ++l)
+        for (int m = 0; m < gpn; ++m) {
+          const std::size_t k = static_cast<std::size_t>(l * gpn + m);
+          pair_bytes[k] += static_cast<double>(intra_count[k]) * wire;
+          if (net_count[k] > 0 && net[k].leg)
+            pair_bytes[static_cast<std::size_t>(l * gpn + net[k].relay)] += static_cast<double>(net_count[k]) * wire;
+        }
+      for (double b : pair_bytes) busiest = std::max(busiest, b / rate);
+    }
     if (several_groups) {
       LinkLoad spine(topo);
       for (int r = 0; r < rails; ++r) {

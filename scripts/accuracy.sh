@@ -28,6 +28,8 @@ declare -A nccl_version=(
   ["oci-gb200-32node-128gpu-2rack-allreduce-nccl2.29.2.txt"]=2.29.2  # printed
   ["hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt"]=2.30.4  # printed
   ["gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt"]=2.26.6  # printed
+  ["h100x8-1node-sendrecv-nccl2.29.2.txt"]=2.29.2  # printed
+  ["a100x2-leonardo-nv4-sendrecv-nccl2.22.3.txt"]=2.22.3  # printed
   ["h100-1node-voltagepark-allreduce-g8-nccl2.24.3.txt"]=2.24.3  # printed (nccl-library=22403)
   ["h100x32-4node-ndr-allreduce-nccl2.26.2.txt"]=2.26.2  # printed
   ["h100x32-4node-voltagepark-ib-allreduce-nccl2.24.3.txt"]=2.24.3  # printed
@@ -129,6 +131,8 @@ cases=(
   "gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
   "gcp-a4-b200-2node-gke-allgather.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
   "h20x8-1node-allreduce-g8.txt|--topology dgx-h100"
+  "h100x8-1node-sendrecv-nccl2.29.2.txt|--topology dgx-h100"
+  "a100x2-leonardo-nv4-sendrecv-nccl2.22.3.txt|--topology hgx-a100 --set node.gpu.count=2 --set node.nic.count=0 --set node.nvlink.nvswitch=false --set node.nvlink.peers=[[0,1,4]] --env NCCL_P2P_LEVEL=NVL --env NCCL_BUFFSIZE=4194304"
   "gcp-a4-b200-1node-allreduce-g8-gib-tuner.txt|--topology dgx-b200 --env NCCL_NVLS_CHUNKSIZE=524288"
   "gcp-a4-b200-2node-gib-allreduce-gib-tuner.txt|--topology dgx-b200 --set node.nic.transport=roce --ranks 16 --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_P2P_NET_CHUNKSIZE=131072"
 )

@@ -241,6 +241,11 @@ class Topology {
   // non-posted reads that few blocks keep short of the link (ccsim-probe-cuda's host_kernel test measures
   // it). 0: not limiting, the links' rates apply.
   double shm_channel_Bps = 0;
+  // The bytes per second one channel of NCCL's P2P transport moves between GPUs of a node (one thread
+  // block's copy; node.gpu.p2p_channel_GBps, by default the arch's: topologies/gpu_copy_rate.h). Caps
+  // the connections of send/recv and all-to-all schedules, whose messages run on a few channels each.
+  // 0: not limiting.
+  double p2p_channel_Bps = 0;
   // node.pcie.shm_two_way_efficiency: the share of its links' rate an SHM connection keeps when one of
   // its GPUs both writes into and reads from pinned host memory (a ring, all_gather, alltoall; not a
   // broadcast's or reduce's root or leaf). Default kDefaultShmTwoWayEfficiency, measured by ccsim's
