@@ -43,7 +43,7 @@ class JsonRunReader {
         run.avg_busbw_GBps = avg["bandwidth"].get<double>();
       }
     }
-    return split_by_type_and_op(std::move(run));
+    return split_runs_by_type_and_op(std::move(run));  // -d all / -o all, as the text parser splits them
   }
 
  private:
@@ -52,6 +52,7 @@ class JsonRunReader {
   }
 
   long integer(const json& obj, const char* key, const std::string& pointer) const {
+    if (!obj.contains(key)) fail(pointer, "is missing");
     const json& v = obj[key];
     if (!v.is_number_integer()) fail(pointer, "is not an integer: " + cut_for_message(v.dump()));
     return v.get<long>();
@@ -176,6 +177,7 @@ class JsonRunReader {
     const json& h = r[key];
     if (!h.is_object()) fail(pointer, "is not an object");
     // "time", or "cpu_time" when the run reported the CPU's time per iteration (-C 1).
+    if (!h.contains("time") && !h.contains("cpu_time")) fail(pointer, "has no \"time\" (or \"cpu_time\", -C 1)");
     const char* time_key = h.contains("time") ? "time" : "cpu_time";
     time_us = number(h, time_key, pointer);
     if (!(time_us >= 0) || std::isinf(time_us))
@@ -199,23 +201,6 @@ class JsonRunReader {
     if (v.is_number()) return v.get<double>();
     if (v.is_string() && v.get<std::string>() == "nan") return std::nan("");
     fail(pointer + "/" + key, "is not a number: " + cut_for_message(v.dump()));
-  }
-
-  // -d all / -o all: one run per datatype and op, in the file's order, as the text parser does.
-  static std::vector<NcclTestsRun> split_by_type_and_op(NcclTestsRun run) {
-    std::vector<std::pair<std::string, std::string>> kinds;
-    for (const NcclTestsRow& r : run.rows)
-      if (std::find(kinds.begin(), kinds.end(), std::make_pair(r.type, r.redop)) == kinds.end()) kinds.emplace_back(r.type, r.redop);
-    if (kinds.size() <= 1) return {std::move(run)};
-    std::vector<NcclTestsRun> out;
-    for (const auto& kind : kinds) {
-      NcclTestsRun one = run;
-      one.rows.clear();
-      for (const NcclTestsRow& r : run.rows)
-        if (r.type == kind.first && r.redop == kind.second) one.rows.push_back(r);
-      out.push_back(std::move(one));
-    }
-    return out;
   }
 
   std::string file_;

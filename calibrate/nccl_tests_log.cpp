@@ -148,22 +148,7 @@ class Parser {
     if (cur_.rows.empty()) fail(cur_.header_line, "nccl-tests table header has no data rows");
     cur_.ranks = static_cast<int>(cur_.devices.size());
     if (cur_.nccl_version.empty() && library_code_ > 0) cur_.nccl_version = nccl_version_from_code(library_code_);
-    // nccl-tests' -d all and -o all print every datatype and reduction op in one table, a sweep each:
-    // one run per (type, op), in the table's order, as if each had been run alone.
-    std::vector<std::pair<std::string, std::string>> kinds;
-    for (const NcclTestsRow& r : cur_.rows)
-      if (std::find(kinds.begin(), kinds.end(), std::make_pair(r.type, r.redop)) == kinds.end()) kinds.emplace_back(r.type, r.redop);
-    if (kinds.size() > 1) {
-      for (const auto& kind : kinds) {
-        NcclTestsRun one = cur_;
-        one.rows.clear();
-        for (const NcclTestsRow& r : cur_.rows)
-          if (r.type == kind.first && r.redop == kind.second) one.rows.push_back(r);
-        runs_.push_back(std::move(one));
-      }
-    } else {
-      runs_.push_back(std::move(cur_));
-    }
+    for (NcclTestsRun& one : split_runs_by_type_and_op(std::move(cur_))) runs_.push_back(std::move(one));
     new_run();
   }
 
@@ -527,6 +512,22 @@ class Parser {
 };
 
 }  // namespace
+
+std::vector<NcclTestsRun> split_runs_by_type_and_op(NcclTestsRun run) {
+  std::vector<std::pair<std::string, std::string>> kinds;
+  for (const NcclTestsRow& r : run.rows)
+    if (std::find(kinds.begin(), kinds.end(), std::make_pair(r.type, r.redop)) == kinds.end()) kinds.emplace_back(r.type, r.redop);
+  if (kinds.size() <= 1) return {std::move(run)};
+  std::vector<NcclTestsRun> out;
+  for (const auto& kind : kinds) {
+    NcclTestsRun one = run;
+    one.rows.clear();
+    for (const NcclTestsRow& r : run.rows)
+      if (r.type == kind.first && r.redop == kind.second) one.rows.push_back(r);
+    out.push_back(std::move(one));
+  }
+  return out;
+}
 
 std::string nccl_version_from_code(long code) {
   long major, minor, patch;

@@ -87,6 +87,10 @@ std::vector<NcclTestsFile> parse_nccl_tests_files(const std::vector<std::string>
 // nccl-tests collective.
 std::string nccl_tests_collective_from_name(const std::string& name);
 
+// nccl-tests' -d all and -o all print every datatype and reduction op in one table, a sweep each: one
+// run per (type, op), in the table's order, as if each had been run alone (`run` itself when it holds one).
+std::vector<NcclTestsRun> split_runs_by_type_and_op(NcclTestsRun run);
+
 // NCCL's version code as nccl-tests prints it ("nccl-library=22902", JSON "nccl_version": 22902) ->
 // "2.29.2"; codes below 20900 are the old major*1000 + minor*100 + patch ("2804" -> "2.8.4").
 std::string nccl_version_from_code(long code);

@@ -26,8 +26,9 @@ std::string gbps(double v) { return strprintf("%.2f GB/s", v); }
 
 // A -g N log's host cost per channel and GPU (docs/accuracy.md "what -g N costs per channel"): the
 // least-squares slope of the measured time over per_thread x channels (ReportSize::nccl_channels)
-// among the sizes the prediction has bound by the launches, where NCCL runs at least 3 different
-// channel counts; 0 without them. `worst_error`: the largest error among those sizes.
+// among the sizes whose predicted device time the base launches (`base_launch_s` each) bound, where
+// NCCL runs at least 3 different channel counts; 0 without them. `worst_error`: the largest error
+// among those sizes.
 double launch_cost_per_channel_us(const ValidatedRun& run, int per_thread, double base_launch_s, int* fewest, int* most,
                                   double* worst_error) {
   std::vector<double> x, y;
@@ -118,7 +119,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 // NCCL_* settings of the run and where they were read, for the causes' evidence.
 struct RunSettings {
   std::vector<std::string> env;
-  std::string where;  // "echoed in FILE", "recorded in FILE's environment", or both
+  std::string where;  // "echoed in FILE", "recorded in the environment of FILE", or both
 };
 
 RunSettings run_settings(const LogFacts& log, const DebugFacts& debug) {

@@ -228,6 +228,12 @@ TEST(NcclTestsJson, BadFilesAreOneErrorWithThePlace) {
   ordered_json empty = doc;
   empty["results"] = ordered_json::array();
   EXPECT_EQ(error_of(empty.dump()), "out.json: /results: is empty: the run measured no size");
+  ordered_json no_rank = doc;
+  no_rank["config"]["devices"][2].erase("rank");
+  EXPECT_EQ(error_of(no_rank.dump()), "out.json: /config/devices/2/rank: is missing");
+  ordered_json no_time = doc;
+  no_time["results"][1]["in_place"].erase("time");
+  EXPECT_EQ(error_of(no_time.dump()), "out.json: /results/1/in_place: has no \"time\" (or \"cpu_time\", -C 1)");
   EXPECT_NE(error_of("[1, 2]").find("is one object"), std::string::npos);
   EXPECT_NE(error_of("{\"version\": 2}").find("no \"config\" object"), std::string::npos);
 

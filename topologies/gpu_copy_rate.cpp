@@ -6,8 +6,7 @@ namespace ccsim {
 
 double gpu_boost_clock_GHz(int cc) {
   if (cc >= 120) return 2.41;
-  if (cc >= 100) return 1.98;
-  if (cc >= 90) return 1.98;
+  if (cc >= 90) return 1.98;  // H100/H200 SXM, B200
   if (cc >= 89) return 2.52;
   if (cc >= 86) return 1.74;
   if (cc >= 80) return 1.41;
