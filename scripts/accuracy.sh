@@ -132,6 +132,7 @@ cases=(
   "gcp-a4-b200-2node-gke-allgather.txt|--topology dgx-b200 --set node.nic.transport=roce --collective all_gather"
   "h20x8-1node-allreduce-g8.txt|--topology dgx-h100"
   "h100x8-1node-sendrecv-nccl2.29.2.txt|--topology dgx-h100"
+  "h100x16-2node-sendrecv.txt|--topology dgx-h100"
   "a100x2-leonardo-nv4-sendrecv-nccl2.22.3.txt|--topology hgx-a100 --set node.gpu.count=2 --set node.nic.count=0 --set node.nvlink.nvswitch=false --set node.nvlink.peers=[[0,1,4]] --env NCCL_P2P_LEVEL=NVL --env NCCL_BUFFSIZE=4194304"
   "gcp-a4-b200-1node-allreduce-g8-gib-tuner.txt|--topology dgx-b200 --env NCCL_NVLS_CHUNKSIZE=524288"
   "gcp-a4-b200-2node-gib-allreduce-gib-tuner.txt|--topology dgx-b200 --set node.nic.transport=roce --ranks 16 --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_P2P_NET_CHUNKSIZE=131072"
