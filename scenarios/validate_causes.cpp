@@ -5,6 +5,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/nccl_model.h"
+#include "algorithms/p2p.h"
 #include "common/text.h"
 #include "common/units.h"
 #include "scenarios/launch_mode.h"
@@ -271,6 +272,20 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
               " (ccsim-probe-cuda --tests host_kernel measures it without NCCL, docs/probes.md)";
     add("p2p-host-staged", "P2P disabled or redirected through the host (SHM transport, ACS / IOMMU)", ev, next);
     bw_explained = true;
+  }
+  // sendrecv across nodes: each network peer's messages run on NCCL's few channels per network peer
+  // (NCCL_NCHANNELS_PER_NET_PEER, 2 by default), and the network path moves less per channel than a
+  // NIC carries (NVIDIA/nccl#1272: 18.3 GB/s on 2 channels, 24.2 on 4, one Slingshot NIC; docs/accuracy.md
+  // "A P2P channel's copy rate"), a rate ccsim does not model.
+  if (bw_slow && bw.present && nodes > 1 && log.collective == "sendrecv" && run.prediction.facts.p2p) {
+    const P2pConfig cfg = nccl_p2p_config(topo, run.prediction.facts.nccl_coll_channels, topo.cpu_vendor == "amd" ? 2.0 : 1.0);
+    const int channels = nccl_p2p_op(cfg, static_cast<double>(bw.to_bytes), true).channels;
+    add("p2p-net-channels", "Few channels per network peer: NCCL's network path per channel below the NIC",
+        plateau_text(bw) + "; each message to the other node runs on " + std::to_string(channels) +
+            " channel(s) per peer (NCCL_NCHANNELS_PER_NET_PEER, 2 by default), " + gbps(bw.measured_GBps / channels) +
+            " per channel measured",
+        "rerun with NCCL_NCHANNELS_PER_NET_PEER=4 (NVIDIA/nccl#1272: 18.3 -> 24.2 GB/s on one Slingshot NIC); "
+        "--env NCCL_NCHANNELS_PER_NET_PEER=4 predicts its channels");
   }
   if (bw_slow && bw.present && nodes > 1) {
     const bool debug_no_gdr = debug.present && debug.net_connections > 0 && debug.net_gdr_connections == 0;

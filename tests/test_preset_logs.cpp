@@ -316,6 +316,10 @@ TEST(PresetLogs, H100SendRecvRunsOnItsChannelsThenOnNvlink) {
   EXPECT_NEAR(two.sizes.back().measured_busbw_GBps, 28.84, 0.01);
   EXPECT_GT(two.bandwidth.median_error, 0.25);
   EXPECT_LT(two.bandwidth.median_error, 0.45);
+  const auto named = std::find_if(two.causes.begin(), two.causes.end(), [](const LikelyCause& c) { return c.id == "p2p-net-channels"; });
+  ASSERT_NE(named, two.causes.end());
+  EXPECT_NE(named->evidence.find("2 channel(s) per peer"), std::string::npos) << named->evidence;
+  EXPECT_NE(named->evidence.find("14.42 GB/s per channel"), std::string::npos) << named->evidence;  // 28.84 / 2
 }
 
 // The source of the per-channel constant: two A100-SXM-64GB joined by NV4 (NVIDIA/nccl-tests#331, NCCL
