@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms/collnet.h"
+#include "topologies/nccl_hardware_figures.h"
 #include "topologies/nvlink_mesh.h"
 #include "topologies/routing.h"
 #include "topologies/transports.h"
@@ -156,21 +157,19 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
            : s.compCap >= 80 ? ArchIndex::Ampere
                              : ArchIndex::Volta;
   s.cpu_vendor = topo.cpu_vendor;
-  s.net_overhead_us = s.cpu_vendor == "amd" ? 2.0 : 1.0;
+  s.net_overhead_us = nccl_net_overhead_us(s.cpu_vendor);
   // NCCL_P2P_DISABLE (node.nvlink.nccl_p2p false): NCCL's search sees GPU pairs through the CPU.
   // GPUs joined pair by pair (node.nvlink.peers): NCCL's topology holds the links between the GPUs it
   // runs on, so a GPU's usable links are those to the described peers (two GPUs of a 4-GPU board
   // joined by NV4: 4, not the GPU's 12; NVIDIA/nccl-tests#331 prints 8 coll channels for such a pair,
   // 4 rings of 20 GB/s doubled).
   int visible_nvlinks = topo.nvlinks_per_gpu;
-  if (!topo.nvlink_peer_links.empty()) {
-    const int n = topo.gpus_per_node();
-    for (int a = 0; a < n; ++a) {
+  if (nvlink_mesh(topo))
+    for (int a = 0; a < topo.gpus_per_node(); ++a) {
       int links = 0;
-      for (int b = 0; b < n; ++b) links += topo.nvlink_peer_links[static_cast<std::size_t>(a) * n + b];
+      for (int b = 0; b < topo.gpus_per_node(); ++b) links += nvlink_links(topo, a, b);
       visible_nvlinks = std::min(visible_nvlinks, links);
     }
-  }
   const int p2p_nvlinks = topo.nccl_p2p ? visible_nvlinks : 0;
   s.nvswitch = topo.has_nvswitch && p2p_nvlinks > 0;
   s.nvls = s.nvswitch && topo.nvls_capable && s.compCap >= 90;

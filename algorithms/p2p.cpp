@@ -608,8 +608,11 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
   // of the (src, dst) connection over rate x its channels. The rate: the schedule's between GPUs of
   // one node (a P2P channel's copy, Topology::p2p_channel_Bps), NCCL's SHM transport's
   // (Topology::shm_channel_Bps), the smaller where both apply.
-  std::map<std::tuple<int, int, int>, std::pair<double, int>> capped_connection;
-  std::map<std::tuple<int, int, int>, double> connection_rate;
+  struct Capped {
+    double bytes = 0, rate_Bps = 0;
+    int channels = 0;
+  };
+  std::map<std::tuple<int, int, int>, Capped> capped_connection;
   const int gpn = std::max(1, topo.gpus_per_node());
   // SHM connections of GPUs that write and read host memory at once weigh more, as in the engine.
   const std::vector<double> weight = shm_two_way_weights(topo, s);
@@ -623,17 +626,17 @@ double p2p_closed_form_time_s(const Topology& topo, const Schedule& s) {
     const double rate = between_gpus ? s.connection_channel_cap_Bps(true, t.src / gpn != t.dst / gpn, false,
                                                                      nccl_shm_channel_Bps(topo, t.src, t.dst))
                                      : 0.0;
-    if (rate > 0) {
-      auto& c = capped_connection[{t.step, t.src, t.dst}];
-      c.first += t.bytes;
-      c.second = std::max(c.second, t.channels);
-      connection_rate[{t.step, t.src, t.dst}] = rate;
+    if (rate > 0) {  // the same for every record of the pair
+      Capped& c = capped_connection[{t.step, t.src, t.dst}];
+      c.bytes += t.bytes;
+      c.channels = std::max(c.channels, t.channels);
+      c.rate_Bps = rate;
     }
   }
   std::map<int, double> wave_capped_s;
   for (const auto& [key, c] : capped_connection) {
     double& w = wave_capped_s[std::get<0>(key)];
-    w = std::max(w, c.first / (connection_rate.at(key) * std::max(1, c.second)));
+    w = std::max(w, c.bytes / (c.rate_Bps * std::max(1, c.channels)));
   }
   double total = 0;
   for (const auto& [wave, delay] : wave_delay) {

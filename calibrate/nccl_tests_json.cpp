@@ -77,12 +77,10 @@ class JsonRunReader {
     run.named_collectives.push_back(c);
     // -z / --blocking: the config's "blocking_collectives" below says it too; the arguments are read
     // first so that the config, when present, has the last word.
-    const json& args = doc["args"];
-    for (std::size_t i = 1; i + 1 < args.size(); ++i)
-      if (args[i].is_string() && args[i + 1].is_string() && (args[i] == "-z" || args[i] == "--blocking")) {
-        int v = 0;
-        if (parse_int(args[i + 1].get<std::string>(), v)) run.blocking = v != 0 ? 1 : 0;
-      }
+    std::vector<std::string> args;
+    for (const json& a : doc["args"])
+      if (a.is_string()) args.push_back(a.get<std::string>());
+    if (const int b = nccl_tests_blocking_flag(args); b >= 0) run.blocking = b;
   }
 
   static void read_env(const json& doc, NcclTestsRun& run) {

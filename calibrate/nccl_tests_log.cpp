@@ -213,16 +213,7 @@ class Parser {
   // nccl-tests' -z (--blocking) on an echoed command line, after the binary's name: "-z 1", "-z1",
   // "--blocking 1", "--blocking=1" (getopt_long's spellings). The last one given wins, as in getopt.
   void scan_blocking(const std::string& args) {
-    const auto t = split_ws(args);
-    int found = -1;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      std::string value;
-      if ((t[i] == "-z" || t[i] == "--blocking") && i + 1 < t.size()) value = t[i + 1];
-      else if (starts_with(t[i], "--blocking=")) value = t[i].substr(11);
-      else if (starts_with(t[i], "-z") && t[i].size() > 2) value = t[i].substr(2);
-      int v;
-      if (!value.empty() && parse_int(value, v)) found = v != 0 ? 1 : 0;
-    }
+    const int found = nccl_tests_blocking_flag(split_ws(args));
     if (found < 0) return;
     if (cur_.header_line > 0) pending_blocking_ = found;
     else cur_.blocking = found;
@@ -512,6 +503,19 @@ class Parser {
 };
 
 }  // namespace
+
+int nccl_tests_blocking_flag(const std::vector<std::string>& t) {
+  int found = -1;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::string value;
+    if ((t[i] == "-z" || t[i] == "--blocking") && i + 1 < t.size()) value = t[i + 1];
+    else if (starts_with(t[i], "--blocking=")) value = t[i].substr(11);
+    else if (starts_with(t[i], "-z") && t[i].size() > 2) value = t[i].substr(2);
+    int v;
+    if (!value.empty() && parse_int(value, v)) found = v != 0 ? 1 : 0;
+  }
+  return found;
+}
 
 std::vector<NcclTestsRun> split_runs_by_type_and_op(NcclTestsRun run) {
   std::vector<std::pair<std::string, std::string>> kinds;

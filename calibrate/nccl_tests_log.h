@@ -87,6 +87,11 @@ std::vector<NcclTestsFile> parse_nccl_tests_files(const std::vector<std::string>
 // nccl-tests collective.
 std::string nccl_tests_collective_from_name(const std::string& name);
 
+// nccl-tests' -z (--blocking) among a command's arguments: "-z 1", "-z1", "--blocking 1",
+// "--blocking=1" (getopt_long's spellings), the last one given winning as in getopt: 1 or 0; -1 when
+// none is given.
+int nccl_tests_blocking_flag(const std::vector<std::string>& args);
+
 // nccl-tests' -d all and -o all print every datatype and reduction op in one table, a sweep each: one
 // run per (type, op), in the table's order, as if each had been run alone (`run` itself when it holds one).
 std::vector<NcclTestsRun> split_runs_by_type_and_op(NcclTestsRun run);

@@ -15,6 +15,10 @@ LaunchMode normalized(const LaunchMode& mode) {
   return m;
 }
 
+double group_launch_s(double launch_s, double launch_per_channel_s, int channels, const LaunchMode& mode) {
+  return launch_s + launch_per_channel_s * channels * normalized(mode).agg_iters;
+}
+
 double host_launch_time_s(const LaunchMode& mode, double launch_s) {
   return normalized(mode).gpus_per_thread * launch_s;
 }

@@ -39,6 +39,11 @@ struct LaunchMode {
 // collective per group; no negative graph launches): what the functions below and the report use.
 LaunchMode normalized(const LaunchMode& mode);
 
+// One GPU's launch of a group (the launch_s the functions below take): launch_s (node.cpu.launch_us)
+// plus launch_per_channel_s (node.cpu.launch_us_per_channel) for each channel NCCL runs the
+// collective on, per collective of an -m group.
+double group_launch_s(double launch_s, double launch_per_channel_s, int channels, const LaunchMode& mode);
+
 // Host time one thread spends launching one group: gpus_per_thread x launch_s.
 double host_launch_time_s(const LaunchMode& mode, double launch_s);
 

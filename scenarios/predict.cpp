@@ -467,12 +467,11 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   std::vector<bool> launch_bound(sizes.size(), false);
   std::vector<int> nccl_channels(sizes.size(), 0);
   const std::vector<double> device_times_s = times_s;
-  const int agg_iters = normalized(req.launch).agg_iters;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const SizeChoice& c = out.choices[i];
     if (!c.p2p && !c.custom)
       nccl_channels[i] = nccl_running_channels(summary, c.nccl_algo, c.nccl_proto, static_cast<double>(sizes[i]));
-    const double launch_s = topo.host_launch_s + topo.host_launch_per_channel_s * nccl_channels[i] * agg_iters;
+    const double launch_s = group_launch_s(topo.host_launch_s, topo.host_launch_per_channel_s, nccl_channels[i], req.launch);
     launch_bound[i] = host_bound(times_s[i], req.launch, launch_s);
     times_s[i] = timed_iteration_s(times_s[i], req.launch, launch_s);
   }

@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "scenarios/launch_mode.h"
 #include "topologies/nccl_env.h"
+#include "topologies/nccl_hardware_figures.h"
 #include "topologies/routing.h"
 
 namespace ccsim {
@@ -37,12 +38,12 @@ double launch_cost_per_channel_us(const ValidatedRun& run, int per_thread, doubl
   *worst_error = 0;
   // The sizes whose device time the base launches alone exceed: the set does not depend on the
   // per-channel cost the topology describes, so the value offered predicts with itself.
+  // run.sizes[i] is the prediction's size i (validate_run).
   const LaunchMode& launch = run.prediction.facts.launch;
-  for (const ValidatedSize& v : run.sizes) {
-    const auto bound = std::find_if(run.prediction.sizes.begin(), run.prediction.sizes.end(), [&](const auto& z) {
-      return z.row.size_bytes == v.size_bytes && host_bound(z.device_time_us * 1e-6, launch, base_launch_s);
-    });
-    const int channels = bound == run.prediction.sizes.end() ? 0 : bound->nccl_channels;
+  for (std::size_t i = 0; i < run.sizes.size() && i < run.prediction.sizes.size(); ++i) {
+    const ValidatedSize& v = run.sizes[i];
+    const ReportSize& z = run.prediction.sizes[i];
+    const int channels = host_bound(z.device_time_us * 1e-6, launch, base_launch_s) ? z.nccl_channels : 0;
     if (channels < 1) continue;
     x.push_back(static_cast<double>(per_thread) * channels);
     y.push_back(v.measured_time_us);
@@ -278,7 +279,7 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
   // NIC carries (NVIDIA/nccl#1272: 18.3 GB/s on 2 channels, 24.2 on 4, one Slingshot NIC; docs/accuracy.md
   // "A P2P channel's copy rate"), a rate ccsim does not model.
   if (bw_slow && bw.present && nodes > 1 && log.collective == "sendrecv" && run.prediction.facts.p2p) {
-    const P2pConfig cfg = nccl_p2p_config(topo, run.prediction.facts.nccl_coll_channels, topo.cpu_vendor == "amd" ? 2.0 : 1.0);
+    const P2pConfig cfg = nccl_p2p_config(topo, run.prediction.facts.nccl_coll_channels, nccl_net_overhead_us(topo.cpu_vendor));
     const int channels = nccl_p2p_op(cfg, static_cast<double>(bw.to_bytes), true).channels;
     add("p2p-net-channels", "Few channels per network peer: NCCL's network path per channel below the NIC",
         plateau_text(bw) + "; each message to the other node runs on " + std::to_string(channels) +
@@ -517,8 +518,10 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
       // NCCL runs there (scenarios/predict.cpp); the offered launch_us is the floor less the latter.
       const std::size_t at = static_cast<std::size_t>(fastest - run.sizes.begin());
       const int channels = at < run.prediction.sizes.size() ? run.prediction.sizes[at].nccl_channels : 0;
-      const double per_channel_s = topo.host_launch_per_channel_s * channels * normalized(run.prediction.facts.launch).agg_iters;
-      const double launches_us = host_launch_time_s(run.prediction.facts.launch, topo.host_launch_s + per_channel_s) * 1e6;
+      const LaunchMode& launch = run.prediction.facts.launch;
+      const double launch_s = group_launch_s(topo.host_launch_s, topo.host_launch_per_channel_s, channels, launch);
+      const double per_channel_s = launch_s - topo.host_launch_s;
+      const double launches_us = host_launch_time_s(launch, launch_s) * 1e6;
       const double share_us = fastest->predicted_time_us - launches_us;
       const double floor_us = fastest->measured_time_us - (share_us >= 0 && share_us < launches_us ? share_us : 0.0);
       const double per_launch_us = floor_us / per_thread - per_channel_s * 1e6;

@@ -39,6 +39,8 @@ double nccl_pci_bw_from_link(double bandwidth_Bps) {
 
 double nccl_nvls_efficiency(int cc) { return cc >= 100 ? kNcclNvlsEfficiencyBlackwell : kNcclNvlsEfficiencyHopper; }
 
+double nccl_net_overhead_us(const std::string& cpu_vendor) { return cpu_vendor == "amd" ? 2.0 : 1.0; }
+
 double nccl_inter_cpu_bw(const std::string& vendor, int model_id, int family_id) {
   if (vendor == "intel") {
     if (model_id == 0) return 10.0;

@@ -49,6 +49,10 @@ double nccl_nvls_efficiency(int compCap);
 // choice of ccsim's (NCCL leaves an x86 CPU of unknown vendor at LOC_BW, i.e. not limiting).
 double nccl_inter_cpu_bw(const std::string& vendor, int model_id, int family_id = 0);
 
+// NCCL's getNetOverhead (tuning.cc): the cost of posting a network operation, per CPU vendor as the
+// description names it: 2 us on AMD, 1 us otherwise (NCCL_NET_OVERHEAD overrides it in NCCL).
+double nccl_net_overhead_us(const std::string& cpu_vendor);
+
 // INTEL_P2P_OVERHEAD (topo.h; applied by search.cc's followPath): an Intel root complex turns GPU
 // peer traffic into 64 B PCIe TLPs, so a channel at speed s whose GPU-to-GPU path is PHB (through a
 // CPU's host bridge, which NCCL_P2P_DISABLE's detour through the CPU also is) takes 6/5 s of every
