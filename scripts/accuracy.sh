@@ -49,6 +49,7 @@ declare -A nccl_version=(
   ["oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oke-gb300-4tray-16gpu-mnnvl-allreduce-nccl2.29.3.txt"]=2.29.3  # printed
+  ["oci-gb300-32tray-128gpu-2rack-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -88,6 +89,10 @@ cases=(
   "oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 64 --nodes 16 --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
   "oke-gb300-4tray-16gpu-mnnvl-allreduce-nccl2.29.3.txt|--topology gb200-nvl72 --set node.nvlink.domain_size=4 --env NCCL_NVLS_ENABLE=0 --env NCCL_MIN_CTAS=16"
   "oci-gb300-1tray-4gpu-alltoall-nccl2.28.7.txt|--topology gb200-nvl72 --set node.nvlink.domain_size=1 --set node.nic.count=0"
+  "oci-gb300-2tray-8gpu-alltoall-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 8 --nodes 2 --set node.nvlink.domain_size=2 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
+  "oci-gb300-16tray-64gpu-alltoall-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 64 --nodes 16 --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
+  "oci-gb300-32tray-128gpu-2rack-alltoall-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 128 --nodes 32 --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
+  "oci-gb300-32tray-128gpu-2rack-allreduce-nccl2.28.7.txt|--topology gb200-nvl72 --ranks 128 --nodes 32 --model closed-form --set node.nvlink.domain_size=16 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce --env NCCL_BUFFSIZE=16777216"
   "aws-p5-2node-efa-allreduce.txt|--topology aws-p5"
   "hgx-h200-2node-spectrumx-roce-allreduce-nccl2.30.4.txt|--topology dgx-h200 --set node.nic.transport=roce"
   "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt|--topology dgx-h200 --set node.nic.transport=roce"
