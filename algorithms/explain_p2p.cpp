@@ -46,7 +46,11 @@ std::string decision_line(const char* to_whom, const P2pConfig& cfg, double mess
     << ", NCCL_P2P_LL_THRESHOLD), "
     << format_bytes(op.chunk_data_bytes) << " of data per chunk, " << op.chunks << " chunk(s), at most "
     << op.max_concurrent_peers << " peers in flight (" << cfg.p2p_channels << " / " << op.channels << " channels x "
-    << kP2pOpsPerBatch << " operations per batch)\n";
+    << kP2pOpsPerBatch << " rounds per batch";
+  if (!cfg.multi_node && op.max_concurrent_peers == cfg.p2p_channels)
+    o << "; in one node each round has its own base channel, so at most " << cfg.p2p_channels
+      << " rounds, one batch per CTA at a time";
+  o << ")\n";
   return o.str();
 }
 

@@ -124,7 +124,15 @@ P2pOp nccl_p2p_op(const P2pConfig& cfg, double bytes, bool network) {
   op.chunk_data_bytes = op.proto == Proto::LL ? chunk / 2 : chunk;
   const double per_channel = std::ceil(bytes / op.channels);
   op.chunks = bytes <= 0 ? 1 : op.channels * std::max(1, static_cast<int>(std::ceil(per_channel / op.chunk_data_bytes)));
+  // A channel's CTA runs its batches one after another, and a batch holds the operations of one
+  // group of 8 consecutive rounds (NCCL_MAX_DEV_WORK_P2P_PER_BATCH; enqueue.cc ncclAddWorkBatchToPlan).
+  // Across nodes the 8 rounds of a group share a base channel (channel.h ncclP2pChannelBaseForRound),
+  // so p2pnChannels / nChannels bases x 8 rounds run at once. In one node the base is the round itself,
+  // bit-reversed: rounds r and r + p2pnChannels share a CTA in different batches, so at most
+  // p2pnChannels rounds run at once (fewer, 8 x p2pnChannels / nChannels, once a message's channels
+  // make rounds of two groups share their CTAs).
   op.max_concurrent_peers = cfg.p2p_channels / op.channels * kP2pOpsPerBatch;
+  if (!cfg.multi_node) op.max_concurrent_peers = std::min(op.max_concurrent_peers, cfg.p2p_channels);
   return op;
 }
 

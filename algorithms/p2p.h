@@ -16,9 +16,12 @@
 //   - chunk: Simple p2pChunkSize (NCCL_P2P_NET_CHUNKSIZE 128 KiB across nodes, NCCL_P2P_NVL_CHUNKSIZE
 //     512 KiB in an all-NVLink node, NCCL_P2P_PCI_CHUNKSIZE 128 KiB otherwise), over the network /4
 //     below one chunk and /2 below 8 chunks; LL one 64 KiB step (32 KiB of data);
-//   - concurrency: peers are taken in rounds (p2pSchedule order); one channel runs up to
-//     NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8 operations of different rounds at once, so at most
-//     p2pnChannels / nChannels x 8 peers are in flight; later rounds wait for a slot.
+//   - concurrency: peers are taken in rounds (p2pSchedule order); a channel's CTA runs one batch at
+//     a time, a batch holding up to NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8 operations of one group of 8
+//     consecutive rounds (enqueue.cc ncclAddWorkBatchToPlan). Across nodes a group's rounds share a
+//     base channel, so at most p2pnChannels / nChannels x 8 peers are in flight; in one node (one
+//     NVLink domain) each round has its own base, reverseBits(round) (channel.h), so at most
+//     p2pnChannels, or 8 x p2pnChannels / nChannels when that is fewer; later rounds wait for a slot.
 //   - PXN: a message to a GPU of another node leaves through the NIC of the destination's rail,
 //     reached over NVLink through the local GPU on that rail (topologies/routing.h), whose CPU proxy
 //     thread posts the network sends. The proxy's cost per message is P2pConfig::proxy_cost_s, from
@@ -72,7 +75,7 @@ struct P2pOp {
   Proto proto = Proto::Simple;
   double chunk_data_bytes = 0;  // data bytes per chunk (per proxy step)
   int chunks = 1;             // chunks over all channels (network: proxy steps)
-  int max_concurrent_peers = 8;  // p2pnChannels / nChannels x 8
+  int max_concurrent_peers = 8;  // p2pnChannels / nChannels x 8; in one node at most p2pnChannels
 };
 P2pOp nccl_p2p_op(const P2pConfig& cfg, double bytes, bool network);
 

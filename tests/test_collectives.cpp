@@ -197,7 +197,14 @@ TEST(P2p, NcclChannelAndChunkDecisionsOnDgxH100) {
     EXPECT_EQ(big.channels, 4);
     EXPECT_EQ(big.proto, Proto::Simple);
     EXPECT_EQ(big.chunks, 4);  // 256 KiB per channel in 512 KiB chunks: one each
-    EXPECT_EQ(big.max_concurrent_peers, 32 / 4 * 8);
+    // In one node round r's base channel is reverseBits(r) and a CTA runs one batch (8 consecutive
+    // rounds) at a time: at most p2pnChannels = 32 rounds in flight, not 32 / 4 x 8 = 64 as across nodes.
+    EXPECT_EQ(big.max_concurrent_peers, 32);
+    // 256 MiB: 64 MiB parts over 16 MiB halve twice more: 16 channels, and rounds of two groups of 8
+    // share each CTA: 8 x 32 / 16 = 16 in flight.
+    const P2pOp huge = nccl_p2p_op(c, 256.0 * (1 << 20), false);
+    EXPECT_EQ(huge.channels, 16);
+    EXPECT_EQ(huge.max_concurrent_peers, 16);
     const P2pOp small = nccl_p2p_op(c, 16384, false);
     EXPECT_EQ(small.channels, 1);
     EXPECT_EQ(small.proto, Proto::LL);

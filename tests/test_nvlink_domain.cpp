@@ -320,9 +320,10 @@ TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
 // The same OCI GB300 trays' all-to-all (NCCL's P2P, one NVLink domain per rack) and the 2-rack runs.
 // Inside a rack the plateau is NVLink's: every GPU sends (n-1)/n of its buffer over its 18 NVLink5 links
 // at NCCL's 40.1 GB/s each, so the predicted busbw at 16 GiB is that bound; the logs reach 0.95 (2 trays)
-// and 0.92 (16 trays) of it. Below 256 MiB the 16-tray run is 2-4x slower than predicted: its 512 KiB
-// messages are one P2P step each, whose write and copy-out do not overlap, and NCCL runs two of them
-// one after the other on each of 32 CTAs (docs/accuracy.md "OCI's GB300 all-to-all and the two racks").
+// and 0.92 (16 trays) of it. Below 256 MiB the 16-tray run is 1.5-3.4x slower than predicted: its
+// 512 KiB messages are one P2P step each, whose write and copy-out do not overlap (ccsim runs the two
+// rounds of each of the 32 CTAs one after the other, as NCCL does, but not the single step's copy-out;
+// docs/accuracy.md "OCI's GB300 all-to-all, and its two racks").
 TEST(NvlinkDomainLogs, OciGb300AllToAllInsideARackIsNvlinkBound) {
   const std::vector<std::string> roce = {"node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"};
   auto with_domain = [&](int trays) {

@@ -230,6 +230,35 @@ TEST(P2pMessages, SparseMessagesWaitOnlyForTheMessageInTheirSlot) {
   EXPECT_EQ(s.transfers[2].dep_count, 0u);
 }
 
+TEST(P2pMessages, OneNvlinkDomainRunsOneRoundPerChannelAtATime) {
+  // 64 GPUs in one NVLink domain (16 GB200 trays): one node to NCCL (MNNVL fuses the clique's
+  // topology), p2pnChannels 32. Round r's base channel is reverseBits(r mod 32) and a CTA runs one
+  // batch of rounds at a time, so rounds 33..63 each wait for the round 32 before them on their CTA:
+  // 31 of every rank's 63 messages carry one dependency (NCCL 2.29 channel.h, enqueue.cc).
+  nlohmann::json spec = load_topology_spec("gb200-nvl72");
+  apply_override(spec, "node.nvlink.domain_size=16", "test");
+  set_node_count(spec, 16);
+  const Topology topo = build_topology(spec, "gb200-nvl72");
+  ASSERT_EQ(topo.num_nodes(), 1);
+  ASSERT_EQ(topo.num_gpus(), 64);
+  const P2pConfig cfg = config_of(topo);
+  ASSERT_EQ(cfg.p2p_channels, 32);
+  const double size = 32.0 * (1 << 20);  // 512 KiB per peer: one channel each
+  EXPECT_EQ(nccl_p2p_op(cfg, size / 64, false).max_concurrent_peers, 32);
+  const Schedule s = alltoall_schedule(topo, cfg, size, unaggregated());
+  ASSERT_EQ(s.transfers.size(), 64u * 63u);
+  std::size_t waiting = 0;
+  for (const Transfer& t : s.transfers) {
+    if (t.dep_count == 0) continue;
+    ++waiting;
+    ASSERT_EQ(t.dep_count, 1u);
+    const Transfer& slot = s.transfers[s.deps_of(t)[0]];
+    EXPECT_EQ(slot.src, t.src);
+    EXPECT_EQ(((t.dst - slot.dst) % 64 + 64) % 64, 32);  // the round 32 earlier
+  }
+  EXPECT_EQ(waiting, 64u * 31u);
+}
+
 // The uneven alltoallv of the closed-form and aggregation tests: every rank sends to every other; a
 // cross-node message's size depends on the source node and the destination GPU, a message inside a
 // node is LL-sized (4 KiB .. 12 KiB).
