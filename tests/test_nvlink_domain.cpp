@@ -281,6 +281,13 @@ TEST(NvlinkDomainLogs, OciTwoRacksRingWithinTenPercent) {
   EXPECT_GT(run.latency.median_error, 0.5);
 }
 
+// OCI's GB300 trays as their quick start states them: 8 x 400 Gb/s RoCE per tray, and the trays
+// the run used as one NVLink domain.
+std::vector<std::string> oci_gb300_sets(int trays) {
+  return {"node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce",
+          "node.nvlink.domain_size=" + std::to_string(trays)};
+}
+
 // OCI's GB300 NVL72 (NCCL 2.28.7, one process per GPU, 8 x 400 Gb/s RoCE per tray of 4 GPUs,
 // NCCL_BUFFSIZE 16 MiB), described as gb200-nvl72 (the same NVLink5, 18 x 50 GB/s per GPU) with NVLink
 // domains of the trays each run used. One tray: Ring at the GPUs' NVLink bound (721.2 predicted,
@@ -290,13 +297,7 @@ TEST(NvlinkDomainLogs, OciTwoRacksRingWithinTenPercent) {
 // measurement, still rising at 16 GiB, is at 930.5 (+10%) and its approach slower (1 GiB +26%): the
 // NVLS-at-scale miss of CoreWeave's 72-GPU rack.
 TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
-  const std::vector<std::string> roce = {"node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"};
-  auto with_domain = [&](int trays) {
-    std::vector<std::string> sets = roce;
-    sets.push_back("node.nvlink.domain_size=" + std::to_string(trays));
-    return sets;
-  };
-  const ValidatedRun one = validate_gb200("oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt", 4, with_domain(1), PredictModel::Engine);
+  const ValidatedRun one = validate_gb200("oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt", 4, oci_gb300_sets(1), PredictModel::Engine);
   EXPECT_EQ(one.sizes.back().nccl_algorithm, "Ring");
   // The ring's bound: 18 NVLink5 links at NCCL's 40.1 GB/s each (ncclTopoNVLinkBw, SM100).
   const double ring_bound_GBps = 18 * 40.1;
@@ -304,13 +305,13 @@ TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
   EXPECT_NEAR(one.sizes.back().measured_busbw_GBps, 685.19, 0.01);
   EXPECT_NEAR(one.sizes.back().error, ring_bound_GBps / 685.19 - 1, 0.01) << one.sizes.back().error;
   EXPECT_LT(std::fabs(one.bandwidth.median_error), 0.12) << one.bandwidth.median_error;
-  const ValidatedRun two = validate_gb200("oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt", 8, with_domain(2), PredictModel::Engine);
+  const ValidatedRun two = validate_gb200("oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt", 8, oci_gb300_sets(2), PredictModel::Engine);
   EXPECT_EQ(two.prediction.facts.gpus_per_node, 8);
   EXPECT_EQ(two.sizes.back().nccl_algorithm, "NVLS");
   EXPECT_LT(std::fabs(two.sizes.back().error), 0.03) << two.sizes.back().error;
   EXPECT_LT(std::fabs(two.bandwidth.median_error), 0.11) << two.bandwidth.median_error;
   const ValidatedRun sixteen =
-      validate_gb200("oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt", 64, with_domain(16), PredictModel::Engine);
+      validate_gb200("oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt", 64, oci_gb300_sets(16), PredictModel::Engine);
   EXPECT_EQ(sixteen.sizes.back().nccl_algorithm, "NVLS");
   EXPECT_GT(sixteen.sizes.back().predicted_busbw_GBps, sixteen.sizes.back().measured_busbw_GBps);
   EXPECT_GT(sixteen.bandwidth.median_error, 0.10);  // a known miss
@@ -325,21 +326,15 @@ TEST(NvlinkDomainLogs, OciGb300OneTwoAndSixteenTrays) {
 // rounds of each of the 32 CTAs one after the other, as NCCL does, but not the single step's copy-out;
 // docs/accuracy.md "OCI's GB300 all-to-all, and its two racks").
 TEST(NvlinkDomainLogs, OciGb300AllToAllInsideARackIsNvlinkBound) {
-  const std::vector<std::string> roce = {"node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"};
-  auto with_domain = [&](int trays) {
-    std::vector<std::string> sets = roce;
-    sets.push_back("node.nvlink.domain_size=" + std::to_string(trays));
-    return sets;
-  };
   const double nvlink_bound_GBps = 18 * 40.1;
-  const ValidatedRun two = validate_gb200("oci-gb300-2tray-8gpu-alltoall-nccl2.28.7.txt", 8, with_domain(2), PredictModel::Engine);
+  const ValidatedRun two = validate_gb200("oci-gb300-2tray-8gpu-alltoall-nccl2.28.7.txt", 8, oci_gb300_sets(2), PredictModel::Engine);
   EXPECT_EQ(two.prediction.facts.gpus_per_node, 8);
   EXPECT_EQ(two.sizes.back().nccl_algorithm, "P2P");
   EXPECT_NEAR(two.sizes.back().predicted_busbw_GBps, nvlink_bound_GBps, 0.01 * nvlink_bound_GBps);
   EXPECT_NEAR(two.sizes.back().measured_busbw_GBps, 685.06, 0.01);
   EXPECT_LT(std::fabs(two.bandwidth.median_error), 0.10) << two.bandwidth.median_error;
   const ValidatedRun sixteen =
-      validate_gb200("oci-gb300-16tray-64gpu-alltoall-nccl2.28.7.txt", 64, with_domain(16), PredictModel::Engine);
+      validate_gb200("oci-gb300-16tray-64gpu-alltoall-nccl2.28.7.txt", 64, oci_gb300_sets(16), PredictModel::Engine);
   EXPECT_EQ(sixteen.prediction.facts.gpus_per_node, 64);
   EXPECT_NEAR(sixteen.sizes.back().predicted_busbw_GBps, nvlink_bound_GBps, 0.01 * nvlink_bound_GBps);
   EXPECT_NEAR(sixteen.sizes.back().error, nvlink_bound_GBps / 666.92 - 1, 0.01) << sixteen.sizes.back().error;
@@ -363,8 +358,7 @@ TEST(NvlinkDomainLogs, OciGb300AllToAllInsideARackIsNvlinkBound) {
 // The all_reduce of the same racks has a floor near 490 us from 1 to 16 MiB (one rack: 30-33 us);
 // neither is explained by the description (docs/accuracy.md).
 TEST(NvlinkDomainLogs, OciGb300TwoRacksRunAtHalfThePrediction) {
-  const std::vector<std::string> sets = {"node.nvlink.domain_size=16", "node.nic.count=8", "node.nic.Gbps=400",
-                                         "node.nic.transport=roce"};
+  const std::vector<std::string> sets = oci_gb300_sets(16);
   const ValidatedRun a2a = validate_gb200("oci-gb300-32tray-128gpu-2rack-alltoall-nccl2.28.7.txt", 128, sets, PredictModel::ClosedForm);
   EXPECT_EQ(a2a.prediction.facts.nodes, 2);
   const double one_nic_busbw_GBps = 400 / 8.0 * 0.95 * 2 * 127 / 128;
