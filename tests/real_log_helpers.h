@@ -2,6 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,13 @@ inline ValidatedRun validate_real_log(const std::string& name, const nlohmann::j
 inline ValidatedRun validate_real_log(const std::string& name, const nlohmann::json& spec, const std::string& source) {
   const ValidateOptions defaults;
   return validate_real_log(name, spec, source, defaults);
+}
+
+// The validated size of `bytes` in `run`; std::runtime_error when the log has no such size.
+inline const ValidatedSize& size_at(const ValidatedRun& run, std::uint64_t bytes) {
+  for (const ValidatedSize& v : run.sizes)
+    if (v.size_bytes == bytes) return v;
+  throw std::runtime_error("no size " + std::to_string(bytes));
 }
 
 }  // namespace ccsim::testing

@@ -22,11 +22,7 @@ ValidatedRun validate_a100(const std::string& name) {
   return testing::validate_real_log(name, load_topology_spec("hgx-a100"), "hgx-a100");
 }
 
-const ValidatedSize& at(const ValidatedRun& run, std::uint64_t bytes) {
-  for (const ValidatedSize& v : run.sizes)
-    if (v.size_bytes == bytes) return v;
-  throw std::runtime_error("no size " + std::to_string(bytes));
-}
+using testing::size_at;
 
 // Microsoft SuperBench's fixture of one A100 VM (-g 8, NCCL and host not stated): four collectives,
 // each within issue 11's targets on both sides (bandwidth 10%, latency 20%, medians). Medians today,
@@ -65,12 +61,12 @@ INSTANTIATE_TEST_SUITE_P(Collectives, SuperBenchA100,
 TEST(A100NodeLogs, OneProcessPerGpuOnTheA100x8Host) {
   const ValidatedRun run = validate_a100("a100x8-1node-allreduce-mpi.txt");
   EXPECT_EQ(run.sizes.size(), 30u);  // the Open MPI messages inside the table are not rows
-  const ValidatedSize& k64 = at(run, 65536);
+  const ValidatedSize& k64 = size_at(run, 65536);
   EXPECT_EQ(k64.nccl_algorithm, "Ring");
   EXPECT_EQ(k64.nccl_protocol, "LL");
   EXPECT_NEAR(k64.predicted_time_us, 6.6 + 14 * 0.6 + 1.75 * 65536 / (87.7e9 * 2 / 24) * 1e6, 0.3);
   EXPECT_NEAR(k64.measured_time_us, 31.82, 1e-9);
-  for (std::uint64_t b = 16384; b <= (2u << 20); b *= 2) EXPECT_LT(std::fabs(at(run, b).error), 0.15) << b;
+  for (std::uint64_t b = 16384; b <= (2u << 20); b *= 2) EXPECT_LT(std::fabs(size_at(run, b).error), 0.15) << b;
   EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, kRingBoundGBps, 0.01 * kRingBoundGBps);
   // The floor: NCCL's Ring/LL latency, 6.6 + 14 x 0.6 us, and nccl-tests' first launch over 20
   // iterations (8 bytes on one channel add under 0.01 us); measured 17.9-24.4 us up to 2 KiB.
@@ -87,12 +83,12 @@ TEST(A100NodeLogs, TheLaunchModeOfOneHost) {
   const ValidatedRun g8 = validate_a100("a100x8-1node-allreduce.txt");
   const ValidatedRun mpi = validate_a100("a100x8-1node-allreduce-mpi.txt");
   ASSERT_EQ(g8.sizes.size(), mpi.sizes.size());
-  EXPECT_NEAR(at(g8, 33554432).measured_time_us - at(mpi, 33554432).measured_time_us, 439.2 - 377.6, 1e-9);
-  EXPECT_NEAR(at(g8, 536870912).measured_time_us / at(mpi, 536870912).measured_time_us, 4627.5 / 4248.8, 1e-9);
+  EXPECT_NEAR(size_at(g8, 33554432).measured_time_us - size_at(mpi, 33554432).measured_time_us, 439.2 - 377.6, 1e-9);
+  EXPECT_NEAR(size_at(g8, 536870912).measured_time_us / size_at(mpi, 536870912).measured_time_us, 4627.5 / 4248.8, 1e-9);
   EXPECT_NEAR(g8.sizes.back().measured_busbw_GBps, mpi.sizes.back().measured_busbw_GBps, 0.5);
   // Device-bound sizes are predicted the same in both modes but for the launches' share of the
   // timing loop ((8 - 1) x 4.2 / 20 us).
-  EXPECT_NEAR(at(g8, 33554432).predicted_time_us - at(mpi, 33554432).predicted_time_us, 7 * 4.2 / 20, 0.05);
+  EXPECT_NEAR(size_at(g8, 33554432).predicted_time_us - size_at(mpi, 33554432).predicted_time_us, 7 * 4.2 / 20, 0.05);
   EXPECT_GT(g8.bandwidth.median_error, mpi.bandwidth.median_error);
 }
 
@@ -153,9 +149,9 @@ TEST(A100NodeLogs, LaunchCostPerChannelOfOneHostPredictsAnother) {
   const ValidatedRun before = testing::validate_real_log("a100x8-superbench-allreduce-g8.txt", spec, "hgx-a100");
   apply_override(spec, "node.cpu.launch_us_per_channel=" + slope, "--set");
   const ValidatedRun after = testing::validate_real_log("a100x8-superbench-allreduce-g8.txt", spec, "hgx-a100");
-  EXPECT_GT(at(before, 524288).error, 0.6);
-  EXPECT_GT(at(before, 1048576).error, 0.9);
-  for (std::uint64_t b = 32768; b <= 1048576; b *= 2) EXPECT_LT(std::fabs(at(after, b).error), 0.06) << b;
+  EXPECT_GT(size_at(before, 524288).error, 0.6);
+  EXPECT_GT(size_at(before, 1048576).error, 0.9);
+  for (std::uint64_t b = 32768; b <= 1048576; b *= 2) EXPECT_LT(std::fabs(size_at(after, b).error), 0.06) << b;
   EXPECT_LT(std::fabs(after.latency.median_error), std::fabs(before.latency.median_error));
 }
 

@@ -340,15 +340,10 @@ TEST(NvlinkDomainLogs, OciGb300AllToAllInsideARackIsNvlinkBound) {
   EXPECT_NEAR(sixteen.sizes.back().error, nvlink_bound_GBps / 666.92 - 1, 0.01) << sixteen.sizes.back().error;
   EXPECT_GT(sixteen.latency.median_error, 1.0);  // a known miss: the single-step messages
   // 512 KiB per peer (32 MiB) takes longer than 1 MiB per peer (64 MiB) in the log, not in the model.
-  const ValidatedSize* m32 = nullptr;
-  const ValidatedSize* m64 = nullptr;
-  for (const ValidatedSize& z : sixteen.sizes) {
-    if (z.size_bytes == (32ull << 20)) m32 = &z;
-    if (z.size_bytes == (64ull << 20)) m64 = &z;
-  }
-  ASSERT_TRUE(m32 && m64);
-  EXPECT_GT(m32->measured_time_us, m64->measured_time_us);
-  EXPECT_LT(m32->predicted_time_us, m64->predicted_time_us);
+  const ValidatedSize& m32 = testing::size_at(sixteen, 32ull << 20);
+  const ValidatedSize& m64 = testing::size_at(sixteen, 64ull << 20);
+  EXPECT_GT(m32.measured_time_us, m64.measured_time_us);
+  EXPECT_LT(m32.predicted_time_us, m64.predicted_time_us);
 }
 
 // 32 trays over two racks (16 per rack, RoCE between them). The all-to-all sends half of each GPU's

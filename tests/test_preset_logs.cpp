@@ -336,15 +336,10 @@ TEST(PresetLogs, A100PairOfAFourGpuBoardSeesItsFourLinks) {
   const ValidatedRun run = testing::validate_real_log(name, spec, "hgx-a100");
   EXPECT_EQ(run.log.collective, "sendrecv");
   EXPECT_EQ(run.prediction.facts.nccl_coll_channels, 8);
-  const auto at = [&](std::uint64_t bytes) -> const ValidatedSize& {
-    for (const ValidatedSize& v : run.sizes)
-      if (v.size_bytes == bytes) return v;
-    throw std::runtime_error("no size " + std::to_string(bytes));
-  };
-  EXPECT_NEAR(at(64u << 20).measured_busbw_GBps, 4 * kP2pChannelBytesPerCycle * 1.41, 1e-9);  // the constant's source
-  EXPECT_NEAR(at(64u << 20).predicted_busbw_GBps, 4 * kP2pChannelBytesPerCycle * 1.41, 0.02 * 55.19);
-  EXPECT_LT(std::fabs(at(16u << 20).error), 0.06);
-  EXPECT_NEAR(at(128u << 20).predicted_busbw_GBps, 80.0, 1.0);  // NV4 at NCCL's 20 GB/s per link
+  EXPECT_NEAR(testing::size_at(run, 64u << 20).measured_busbw_GBps, 4 * kP2pChannelBytesPerCycle * 1.41, 1e-9);  // the constant's source
+  EXPECT_NEAR(testing::size_at(run, 64u << 20).predicted_busbw_GBps, 4 * kP2pChannelBytesPerCycle * 1.41, 0.02 * 55.19);
+  EXPECT_LT(std::fabs(testing::size_at(run, 16u << 20).error), 0.06);
+  EXPECT_NEAR(testing::size_at(run, 128u << 20).predicted_busbw_GBps, 80.0, 1.0);  // NV4 at NCCL's 20 GB/s per link
 }
 
 // A DGX-2 with 12 of its 16 V100 SXM3 (the others busy), one process driving 12 GPUs (~2019 NCCL): the
