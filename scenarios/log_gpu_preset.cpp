@@ -36,6 +36,15 @@ std::string log_gpu_name(const NcclTestsRun& run) {
 int log_gpus_per_host(const NcclTestsRun& run, int* hosts) {
   std::map<std::string, int> per_host;
   if (hosts) *hosts = 0;
+  // A cut list (scenarios/validate_log.h DeviceList): the hosts hold at least the highest local device
+  // index + 1 GPUs each, and the ranks up to the highest one listed fill them.
+  const DeviceList list = device_list_of(run);
+  if (list.abbreviated()) {
+    const int n = list.gpus_per_host;
+    if (n < 1 || list.ranks % n != 0) return 0;
+    if (hosts) *hosts = list.ranks / n;
+    return n;
+  }
   for (const std::string& line : run.devices) {
     DeviceLine d;
     if (!parse_device_line(line, &d)) return 0;

@@ -15,7 +15,9 @@ namespace ccsim {
 std::string log_gpu_name(const NcclTestsRun& run);
 
 // GPUs per host of the run's device list (ranks / hosts when every host has as many), and the hosts
-// (if `hosts` is given); 0 when unknown.
+// (if `hosts` is given); 0 when unknown. A cut list (fewer lines than its highest rank says) gives the
+// highest local device index + 1 per host, over the ranks up to its highest one (a guess the hardware's
+// reason says: an excerpt keeping the last line holds both).
 int log_gpus_per_host(const NcclTestsRun& run, int* hosts = nullptr);
 
 // The compute capability a GPU name implies ("sm70" for "Tesla V100-SXM2-16GB"); "" when not known.

@@ -34,6 +34,18 @@ bool parse_device_line(const std::string& text, DeviceLine* out) {
   return true;
 }
 
+DeviceList device_list_of(const NcclTestsRun& run) {
+  DeviceList l;
+  for (const auto& line : run.devices) {
+    DeviceLine d;
+    if (!parse_device_line(line, &d)) continue;
+    ++l.lines;
+    l.ranks = std::max(l.ranks, d.rank + 1);
+    l.gpus_per_host = std::max(l.gpus_per_host, d.device + 1);
+  }
+  return l;
+}
+
 LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int run_index, const LogOverrides& ov) {
   LogFacts f;
   f.file = file;
@@ -54,7 +66,8 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
          " bytes before maxBytes " + std::to_string(run.max_bytes) + " and has no 'Avg bus bandwidth' line");
   const NcclTestsRow& first = run.rows.front();
 
-  // The device list: ranks, processes, hosts.
+  // The device list: ranks, processes, hosts. A cut list counts none of them: the ranks come from the
+  // table (or its highest rank), the hosts from the topology, as without a list.
   std::set<std::string> processes, hosts;
   for (const auto& line : run.devices) {
     DeviceLine d;
@@ -62,9 +75,11 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
     processes.insert(d.host + ":" + d.pid);
     hosts.insert(d.host);
   }
-  const int device_ranks = static_cast<int>(run.devices.size());
-  f.processes = static_cast<int>(processes.size());
-  f.hosts = static_cast<int>(hosts.size());
+  const DeviceList list = device_list_of(run);
+  const bool cut = list.abbreviated();
+  const int device_ranks = cut ? 0 : static_cast<int>(run.devices.size());
+  f.processes = cut ? 0 : static_cast<int>(processes.size());
+  f.hosts = cut ? 0 : static_cast<int>(hosts.size());
   f.threads_per_process = run.nthread;
 
   // The collective: the flag, the log's name for it, else the table (calibrate/nccl_tests_infer.h),
@@ -88,9 +103,14 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   } else if (device_ranks > 0) {
     f.ranks = device_ranks;
     f.ranks_source = "device list";
-  } else if (inferred.ranks > 0) {
+  } else if (inferred.ranks > 0 && inferred.ranks >= list.ranks) {
     f.ranks = inferred.ranks;
     f.ranks_source = inferred.ranks_source;
+  } else if (cut) {
+    // The table does not single out n (2(n-1)/n at 1440 ranks is 1.9986, n +- 1 alike in four digits):
+    // the highest rank listed, which an excerpt keeping the last line holds.
+    f.ranks = list.ranks;
+    f.ranks_source = "the highest rank listed (" + std::to_string(list.ranks - 1) + ")";
   } else {
     fail("cannot tell the rank count: the log has no device list ('#  Rank  0 Group  0 Pid ...') and " +
          std::string(chosen->busbw == BusbwRule::One ? "busbw = algbw for " + std::string(chosen->name)
@@ -98,6 +118,10 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
          "; pass --ranks");
   }
   if (f.ranks < 1) fail("rank count must be positive");
+  if (cut && ov.ranks <= 0)
+    f.notes.push_back("the device list is cut (" + std::to_string(list.lines) + " line(s) for ranks up to " +
+                      std::to_string(list.ranks - 1) + "): " + std::to_string(f.ranks) + " ranks from " + f.ranks_source +
+                      "; its hosts and processes are not counted");
 
   // Processes and GPUs per process: a single process driving several GPUs (-g N, -t N) launches their
   // kernels one after the other.
@@ -105,7 +129,7 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   // Without the header's nGpus, GPUs per process are counted over the listed devices: an excerpt
   // that prints only the last device line (the GB200 logs: one line for 72-1440 ranks) says one GPU
   // per process, not that one process drove every rank.
-  const int listed_per_process = f.processes > 0 ? std::max(1, device_ranks / f.processes) : 1;
+  const int listed_per_process = processes.empty() ? 1 : std::max(1, list.lines / static_cast<int>(processes.size()));
   f.gpus_per_process = run.ngpus > 0 ? per_process : listed_per_process;
   f.threads_per_process = std::max(1, run.nthread);
   if (run.iters > 0) f.iters = run.iters;
@@ -118,7 +142,7 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   f.blocking = run.blocking > 0;
   if (f.processes == 0 || device_ranks < f.ranks) f.processes = std::max(1, f.ranks / std::max(1, f.gpus_per_process));
   if (f.hosts == 0 && ov.gpus_per_node > 0 && f.ranks % ov.gpus_per_node == 0) {
-    f.notes.push_back("no device list: " + std::to_string(f.ranks) + " ranks taken as " +
+    f.notes.push_back(std::string(cut ? "a cut device list" : "no device list") + ": " + std::to_string(f.ranks) + " ranks taken as " +
                       std::to_string(f.ranks / ov.gpus_per_node) + " node(s) of the topology's " +
                       std::to_string(ov.gpus_per_node) + " GPUs");
   }

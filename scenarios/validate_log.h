@@ -31,6 +31,19 @@ struct DeviceLine {
 // False when the text is not a device line.
 bool parse_device_line(const std::string& text, DeviceLine* out);
 
+// What a run's device lines say of its ranks and hosts. nccl-tests prints one line per rank, ranks
+// 0..n-1 in order; a log pasted in part (an excerpt keeping the first and last lines, or only the last
+// one: the GB200 racks' logs) lists fewer lines than its highest rank says, and then its lines count
+// neither the ranks nor the hosts.
+struct DeviceList {
+  int lines = 0;          // parsable device lines
+  int ranks = 0;          // highest rank + 1 over them (0: no parsable line)
+  int gpus_per_host = 0;  // highest local device index + 1 over them: the GPUs a host holds at least
+  // Lines for fewer ranks than the highest rank says: the list is cut.
+  bool abbreviated() const { return ranks > lines; }
+};
+DeviceList device_list_of(const NcclTestsRun& run);
+
 // The facts of run `run_index` of `file`. InputError(file, ...) when the collective or the rank
 // count cannot be told (naming what would tell it: --collective, --ranks), and for a log cut short
 // (a factor sweep stopping before maxBytes without the closing "Avg bus bandwidth" line).

@@ -124,6 +124,26 @@ TEST(LogGpuPreset, ValidateWithoutTopologyTakesGraceBlackwellTraysAsOneDomain) {
   EXPECT_NE(r.out.find("node.nic.Gbps=800"), std::string::npos);
 }
 
+// CoreWeave's 20 NVL72 racks as their source printed them: one device line, "Rank 1439 ... device 3 ...
+// NVIDIA GB200", for 1440 ranks. The cut list gives 4 GPUs per tray (device 3) over ranks 0-1439: 360
+// trays, NVLink domains of a rack's 18; the prediction is the accuracy table's row, which passes the
+// same description as flags (docs/accuracy.md: bandwidth side +149%).
+TEST(LogGpuPreset, ValidateWithoutTopologyReadsACutDeviceList) {
+  const auto r = testing::run_ccsim("validate " + kLogs + "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt --model closed-form");
+  ASSERT_NE(r.code, 2) << r.err;
+  EXPECT_NE(r.out.find("--topology gb200-nvl72 (from the log's devices: 4 x NVIDIA GB200 per tray on 360 trays, taken as "
+                       "NVLink domains of 18 trays"),
+            std::string::npos)
+      << r.out.substr(0, 600);
+  EXPECT_NE(r.out.find("1440 ranks [the highest rank listed (1439)]"), std::string::npos);
+  const auto flags = testing::run_ccsim("validate " + kLogs +
+                                        "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt --model closed-form "
+                                        "--topology gb200-nvl72 --ranks 1440 --nodes 360");
+  const auto side = [](const std::string& out) { return out.substr(out.find("# bandwidth side"), 120); };
+  EXPECT_EQ(side(r.out), side(flags.out));
+  EXPECT_NE(side(r.out).find("median error +148.8%"), std::string::npos) << side(r.out);
+}
+
 // rccl-tests prints nccl-tests' table; on AMD GPUs the report says the prediction is not RCCL's.
 TEST(LogGpuPreset, ValidateSaysAmdGpusRunRccl) {
   std::string text = testing::read_text_file(kLogs + "h100x32-4node-ndr-allreduce-nccl2.26.2.txt");

@@ -121,6 +121,48 @@ TEST(ValidateLog, H100SixteenMpiRanksWithoutDeviceList) {
   EXPECT_EQ(f.nccl_version, "2.26.2+cuda12.8");
 }
 
+// A log pasted in part: #309's 4 hosts x 8 H100 with only ranks 0, 1 and 31 of its 32 device lines.
+// The three lines count neither the ranks nor the hosts; the ranks are the highest listed + 1 (the
+// table's 2(n-1)/n = 1.9375 is within a rounding of n = 31 and 33), and with the hosts unknown the
+// nodes come from the topology, so the facts are the whole list's but for the hosts.
+TEST(ValidateLog, ACutDeviceListCountsTheRanksUpToTheHighestListed) {
+  std::string text = as_printed("nccl-tests/h100x32-4node-ndr-allreduce-nccl2.26.2.txt");
+  const LogFacts whole = facts(text);
+  for (int r = 2; r <= 30; ++r) {
+    const std::string key = (r < 10 ? "#  Rank  " : "#  Rank ") + std::to_string(r) + " Group";
+    const std::size_t at = text.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    text.erase(at, text.find('\n', at) + 1 - at);
+  }
+  const LogFacts cut = facts(text);
+  EXPECT_EQ(whole.ranks, 32);
+  EXPECT_EQ(whole.hosts, 4);
+  EXPECT_EQ(cut.ranks, 32);
+  EXPECT_EQ(cut.hosts, 0);
+  EXPECT_EQ(cut.processes, 32);
+  EXPECT_EQ(cut.gpus_per_process, 1);
+  EXPECT_EQ(cut.collective, "all_reduce");
+  const auto said = std::find_if(cut.notes.begin(), cut.notes.end(),
+                                 [](const std::string& n) { return n.find("the device list is cut (3 line(s) for ranks up to 31)") == 0; });
+  EXPECT_NE(said, cut.notes.end());
+  // Predicted on dgx-h100 either way (the hosts from its 8 GPUs per node): the same medians.
+  const std::string file = temp_path("cut-device-list.txt");
+  { std::ofstream(file) << text; }
+  const auto a = testing::run_ccsim("validate " + kData + "nccl-tests/h100x32-4node-ndr-allreduce-nccl2.26.2.txt --format csv");
+  const auto b = testing::run_ccsim("validate " + file + " --format csv");
+  ASSERT_NE(b.code, 2) << b.err;
+  EXPECT_NE(b.out.find("dgx-h100"), std::string::npos);
+  const auto rows = [](const std::string& csv) {  // the per-size lines without their first field, the file
+    std::string out;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#' && line.rfind("file,", 0) != 0) out += line.substr(line.find(',')) + "\n";
+    return out;
+  };
+  EXPECT_FALSE(rows(a.out).empty());
+  EXPECT_EQ(rows(a.out), rows(b.out));
+}
+
 TEST(ValidateLog, Rtx2080TiNamedByTheEchoedCommand) {
   const LogFacts f = facts(as_printed("nccl-tests/rtx2080ti-x2-pcie-noP2P-allreduce.txt"));
   EXPECT_EQ(f.collective, "all_reduce");
