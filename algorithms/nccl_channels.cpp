@@ -321,7 +321,11 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
       ring.nChannels = 1;
       ring.bwIntra = ring.bwInter = 0.1;
       ring.typeIntra = ring.typeInter = NcclPath::Sys;
-      ring.derivation = "no path found: NCCL falls back to 1 channel at 0.1 GB/s";
+      ring.searchFallback = true;
+      ring.derivation = fmt("no path found (no speed of NCCL's array, down to %.1f GB/s, fits the links' %.1f GB/s per channel): "
+                            "NCCL falls back to 1 channel at 0.1 GB/s, a figure for its tuner; the closed form times this "
+                            "graph by the ring's alpha-beta over the links",
+                            sp.back(), maxBw);
     } else {
       std::string d = fmt("search: %.0f ch x %.1f GB/s", f.n, f.bw);
       int n = f.n;

@@ -55,6 +55,11 @@ struct NcclGraphInfo {
   double latencyInter = 0;  // us, NET latency reported by the net plugin (0 for IB verbs / sockets)
   bool sameChannels = true; // all channels follow the same order (Ring Broadcast/Reduce latency)
   bool balancedTree = true; // tree pattern BALANCED/SPLIT (false: NCCL_TOPO_PATTERN_TREE, bw x0.85)
+  // NCCL's search found no speed of its array that the links carry ("Could not find a path for pattern
+  // ..., falling back to simple order", search.cc): 1 channel at 0.1 GB/s, a figure for the tuner's
+  // comparisons, not a rate (Blackwell's intra-node array stops at 18 GB/s, above a PCIe host's
+  // inter-socket path).
+  bool searchFallback = false;
   std::string derivation;   // how ccsim derived it (printed by explain)
 };
 

@@ -428,6 +428,23 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     out.knee_bytes = knee_bytes(n, out.alpha_beta);
   }
 
+  // NCCL's model times the tuner's choice, except where NCCL's search fell back to its 0.1 GB/s graph
+  // (NcclGraphInfo::searchFallback: a figure for the tuner, not a rate): there the ring's alpha-beta
+  // over the links, with the protocol of the size, times the ring and tree graph's algorithms.
+  std::map<Proto, AlphaBeta> fallback_alpha_beta;
+  const auto model_time_s = [&](std::size_t i) {
+    const SizeChoice& c = out.choices[i];
+    if (!summary.ring.searchFallback || (c.nccl_algo != Algo::Ring && c.nccl_algo != Algo::Tree)) return c.nccl_time_us * 1e-6;
+    auto ab = fallback_alpha_beta.find(c.ring_proto);
+    if (ab == fallback_alpha_beta.end()) {
+      RingProtocol p = ring_protocol(c.ring_proto);
+      if (!is_chain_collective(req.collective))
+        p.timing = multi_node_ring_timing(p.timing, p.proto, topo.num_nodes(), summary.net_overhead_us);
+      ab = fallback_alpha_beta.emplace(c.ring_proto, ring_alpha_beta(topo, plan, p.timing, p.wire_factor)).first;
+    }
+    return ring_closed_form_time_s(req.collective, n, static_cast<double>(sizes[i]), ab->second);
+  };
+
   std::vector<double> times_s(sizes.size(), 0.0);
   if (!engine && req.calibration) {
     for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -451,11 +468,11 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
     for (std::size_t i = 0; i < sizes.size(); ++i)
       times_s[i] = out.choices[i].custom
                        ? custom_allreduce_time_s(topo, static_cast<double>(sizes[i]), custom_options)
-                       : out.choices[i].nccl_time_us * 1e-6;
+                       : model_time_s(i);
   } else {
     out.sim = simulate_choices(ctx, sizes, out.choices, efficiency, req.engine);
     for (std::size_t i = 0; i < sizes.size(); ++i)
-      times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : out.choices[i].nccl_time_us * 1e-6;
+      times_s[i] = out.choices[i].by_engine ? out.sim[i].time_s : model_time_s(i);
   }
 
   // nccl-tests' timing loop: -g N launches N kernels per iteration from one thread, overlapped with

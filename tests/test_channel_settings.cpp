@@ -98,5 +98,37 @@ TEST(ChannelSettings, FewChannelsRunAtOneBlocksRate) {
   EXPECT_LT(busbw_default, 370.8);
 }
 
+// Eight Blackwell cards on a two-socket AMD PCIe host (the RTX 5090 row of docs/accuracy.md): a ring
+// crosses the sockets, whose link NCCL counts at 16 GB/s (AMD_BW), below the lowest speed of its
+// sm100 intra-node array (18 GB/s). NCCL's search finds nothing and falls back to one channel at 0.1
+// GB/s, the tuner's figure; Hopper's array (down to 3 GB/s) finds a ring on the same host. The closed
+// form then times the choice by the ring's alpha-beta over the links, not by 0.1 GB/s (NCCL's own
+// model: 128 MiB in 2.3 s), and lands where the engine's replay of the same ring does.
+TEST(ChannelSettings, BlackwellCardsOnAPcieHostFallBackAndTheClosedFormTakesTheLinks) {
+  const std::vector<std::string> host = {"node.nic.count=0", "node.pcie.generation=5", "node.pcie.switches_per_socket=0",
+                                         "node.cpu.vendor=amd"};
+  std::vector<std::string> blackwell = host, hopper = host;
+  blackwell.push_back("node.gpu.arch=sm120");
+  hopper.push_back("node.gpu.arch=sm90");
+  const Topology t = testing::preset("pcie-gen4-8gpu", 1, blackwell);
+  const NcclTopoSummary s = summarize_for_nccl(t);
+  EXPECT_TRUE(s.ring.searchFallback);
+  EXPECT_EQ(s.ring.nChannels, 1);
+  EXPECT_DOUBLE_EQ(s.ring.bwIntra, 0.1);
+  EXPECT_FALSE(summarize_for_nccl(testing::preset("pcie-gen4-8gpu", 1, hopper)).ring.searchFallback);
+
+  PredictRequest req;
+  req.collective = "all_reduce";
+  req.sweep.min_bytes = req.sweep.max_bytes = 128u << 20;
+  const double nccl_model_us = choose(s, Func::AllReduce, 128u << 20).time_us;
+  const double engine_us = predict(t, req).rows.front().oop_time_us;
+  req.model = PredictModel::ClosedForm;
+  const double closed_us = predict(t, req).rows.front().oop_time_us;
+  EXPECT_GT(nccl_model_us, 1e6);  // 134 MB at a fraction of 0.1 GB/s
+  EXPECT_NEAR(closed_us, engine_us, 0.02 * engine_us);
+  // The ring's bound: 2 x 7/8 x 128 MiB through each GPU's PCIe Gen5 x16 link (50.4 GB/s of data).
+  EXPECT_GT(closed_us, 2.0 * 7 / 8 * (128 << 20) / 50.5e9 * 1e6);
+}
+
 }  // namespace
 }  // namespace ccsim
