@@ -50,6 +50,7 @@ declare -A nccl_version=(
   ["oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oke-gb300-4tray-16gpu-mnnvl-allreduce-nccl2.29.3.txt"]=2.29.3  # printed
   ["oci-gb300-32tray-128gpu-2rack-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
+  ["lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt"]=2.26.2  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -142,6 +143,7 @@ cases=(
   "a100x2-leonardo-nv4-sendrecv-nccl2.22.3.txt|--topology hgx-a100 --set node.gpu.count=2 --set node.nic.count=0 --set node.nvlink.nvswitch=false --set node.nvlink.peers=[[0,1,4]] --env NCCL_P2P_LEVEL=NVL --env NCCL_BUFFSIZE=4194304"
   "gcp-a4-b200-1node-allreduce-g8-gib-tuner.txt|--topology dgx-b200 --env NCCL_NVLS_CHUNKSIZE=524288"
   "gcp-a4-b200-2node-gib-allreduce-gib-tuner.txt|--topology dgx-b200 --set node.nic.transport=roce --ranks 16 --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_P2P_NET_CHUNKSIZE=131072"
+  "lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt|--topology dgx-b200"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

@@ -514,6 +514,27 @@ TEST(PresetLogs, GoogleA4B200AllReduceOneAndTwoNodes) {
   EXPECT_NE(from_table.log.collective_source.find("busbw/algbw 1.8750"), std::string::npos) << from_table.log.collective_source;
 }
 
+// Two 8 x B200 nodes of a Lambda cluster (400 Gb/s NDR InfiniBand, 8 NICs per node assumed), NCCL
+// 2.26.2, all_reduce from dstack's docs: no device list, so 16 ranks from busbw/algbw 1.875 and 2 nodes
+// from dgx-b200's 8 GPUs. NVLSTree at 1-2 GiB, 677 and 696 GB/s busbw against 682 and 704 (within 2%);
+// the bandwidth side's median is +7%, the latency side's +47%: a 35.5-37.4 us floor below 256 B
+// against Tree/LL's 25.4, and 1-4 MiB flat at 114-118 us (docs/accuracy.md "B200 over InfiniBand").
+TEST(PresetLogs, LambdaB200TwoNodesOverInfiniBand) {
+  const ValidatedRun run = testing::validate_real_log("lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt",
+                                                      load_topology_spec("dgx-b200"), "dgx-b200");
+  EXPECT_EQ(run.log.ranks, 16);
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  ASSERT_EQ(run.sizes.size(), 29u);
+  for (std::size_t i = 27; i < 29; ++i) {  // 1 and 2 GiB
+    EXPECT_EQ(run.sizes[i].nccl_algorithm, "NVLSTree");
+    EXPECT_LT(std::fabs(run.sizes[i].error), 0.02) << run.sizes[i].size_bytes;
+  }
+  EXPECT_NEAR(run.sizes[28].measured_busbw_GBps, 696.06, 0.01);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_GT(run.sizes[0].error, 0.30);  // 8 B: the floor, a known miss
+  EXPECT_GT(run.latency.median_error, 0.30);
+}
+
 // The same 2 x 8 H200 Spectrum-X cluster with nccl-tests' -d all: 12 datatypes at 10-40 GiB. NVLink
 // SHARP reduces sums of 32/64-bit integers, half, bfloat16, float and double, not of int8, uint8 or
 // fp8 (NCCL's ncclNvlsSupported), and the log shows it: 390 GB/s busbw for int8 and 362 for fp8
