@@ -81,6 +81,7 @@ class JsonRunReader {
     for (const json& a : doc["args"])
       if (a.is_string()) args.push_back(a.get<std::string>());
     if (const int b = nccl_tests_blocking_flag(args); b >= 0) run.blocking = b;
+    if (const int r = nccl_tests_local_register_flag(args); r >= 0) run.local_register = r;
   }
 
   static void read_env(const json& doc, NcclTestsRun& run) {

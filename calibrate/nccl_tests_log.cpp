@@ -139,9 +139,11 @@ class Parser {
     pending_named_.clear();
     if (!pending_version_.empty()) cur_.nccl_version = pending_version_;
     cur_.blocking = pending_blocking_;
+    cur_.local_register = pending_local_register_;
     pending_collective_.clear();
     pending_version_.clear();
     pending_blocking_ = -1;
+    pending_local_register_ = -1;
   }
 
   void finalize() {
@@ -203,20 +205,21 @@ class Parser {
       std::string c = nccl_tests_collective_from_name(s.substr(b, p - b));
       if (!c.empty()) {
         set_collective(c, false);
-        if (first) scan_blocking(s.substr(p + 5));
+        if (first) scan_command_flags(s.substr(p + 5));
         first = false;
       }
       p += 5;
     }
   }
 
-  // nccl-tests' -z (--blocking) on an echoed command line, after the binary's name: "-z 1", "-z1",
-  // "--blocking 1", "--blocking=1" (getopt_long's spellings). The last one given wins, as in getopt.
-  void scan_blocking(const std::string& args) {
-    const int found = nccl_tests_blocking_flag(split_ws(args));
-    if (found < 0) return;
-    if (cur_.header_line > 0) pending_blocking_ = found;
-    else cur_.blocking = found;
+  // nccl-tests' -z (--blocking) and -R (--local_register) on an echoed command line, after the binary's
+  // name: "-z 1", "-z1", "--blocking 1", "--blocking=1" (getopt_long's spellings). The last one given
+  // wins, as in getopt. A command after a run's header belongs to the next run.
+  void scan_command_flags(const std::string& args) {
+    const std::vector<std::string> t = split_ws(args);
+    const bool next_run = cur_.header_line > 0;
+    if (const int b = nccl_tests_blocking_flag(t); b >= 0) (next_run ? pending_blocking_ : cur_.blocking) = b;
+    if (const int r = nccl_tests_local_register_flag(t); r >= 0) (next_run ? pending_local_register_ : cur_.local_register) = r;
   }
 
   void parse_nthread(const std::string& body) {
@@ -499,23 +502,37 @@ class Parser {
   std::string pending_collective_, pending_version_;
   std::vector<std::string> pending_named_;
   int pending_blocking_ = -1;
+  int pending_local_register_ = -1;
   bool prefixed_ = false;  // a launcher's text stands before nccl-tests' lines (strip_other_prefix)
 };
 
 }  // namespace
 
-int nccl_tests_blocking_flag(const std::vector<std::string>& t) {
+namespace {
+
+// The integer value of an nccl-tests option among a command's arguments in getopt_long's spellings
+// ("-z 1", "-z1", "--blocking 1", "--blocking=1"), the last one given winning; -1 when none is given.
+int nccl_tests_int_flag(const std::vector<std::string>& t, const std::string& short_flag, const std::string& long_flag) {
   int found = -1;
   for (std::size_t i = 0; i < t.size(); ++i) {
     std::string value;
-    if ((t[i] == "-z" || t[i] == "--blocking") && i + 1 < t.size()) value = t[i + 1];
-    else if (starts_with(t[i], "--blocking=")) value = t[i].substr(11);
-    else if (starts_with(t[i], "-z") && t[i].size() > 2) value = t[i].substr(2);
+    if ((t[i] == short_flag || t[i] == long_flag) && i + 1 < t.size()) value = t[i + 1];
+    else if (t[i].rfind(long_flag + "=", 0) == 0) value = t[i].substr(long_flag.size() + 1);
+    else if (t[i].rfind(short_flag, 0) == 0 && t[i].size() > short_flag.size()) value = t[i].substr(short_flag.size());
     int v;
-    if (!value.empty() && parse_int(value, v)) found = v != 0 ? 1 : 0;
+    if (!value.empty() && parse_int(value, v) && v >= 0) found = v;
   }
   return found;
 }
+
+}  // namespace
+
+int nccl_tests_blocking_flag(const std::vector<std::string>& t) {
+  const int v = nccl_tests_int_flag(t, "-z", "--blocking");
+  return v < 0 ? -1 : v != 0 ? 1 : 0;
+}
+
+int nccl_tests_local_register_flag(const std::vector<std::string>& t) { return nccl_tests_int_flag(t, "-R", "--local_register"); }
 
 std::vector<NcclTestsRun> split_runs_by_type_and_op(NcclTestsRun run) {
   std::vector<std::pair<std::string, std::string>> kinds;

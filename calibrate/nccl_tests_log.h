@@ -51,6 +51,10 @@ struct NcclTestsRun {
   // -z / --blocking of an echoed command line ("... all_reduce_perf ... -z 1"): the header does not
   // print it. -1 when no such line says.
   int blocking = -1;
+  // -R / --local_register of an echoed command line: 1 registers the user buffers with NCCL (its
+  // zero-copy paths), 2 as symmetric windows (NCCL 2.27+'s symmetric kernels). Not in the header either;
+  // -1 when no line says.
+  int local_register = -1;
   // The NCCL_* settings of the run's environment ("NCCL_ALGO=Ring"), as a JSON result file records them
   // (calibrate/nccl_tests_json.h); empty for text output, which does not print its environment.
   std::vector<std::string> nccl_env;
@@ -91,6 +95,10 @@ std::string nccl_tests_collective_from_name(const std::string& name);
 // "--blocking=1" (getopt_long's spellings), the last one given winning as in getopt: 1 or 0; -1 when
 // none is given.
 int nccl_tests_blocking_flag(const std::vector<std::string>& args);
+
+// nccl-tests' -R (--local_register) among a command's arguments, spelled as -z is: its value (0, 1, 2);
+// -1 when none is given.
+int nccl_tests_local_register_flag(const std::vector<std::string>& args);
 
 // nccl-tests' -d all and -o all print every datatype and reduction op in one table, a sweep each: one
 // run per (type, op), in the table's order, as if each had been run alone (`run` itself when it holds one).

@@ -140,6 +140,11 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   if (run.agg_iters > 0) f.agg_iters = run.agg_iters;
   if (run.graph > 0) f.graph_launches = run.graph;
   f.blocking = run.blocking > 0;
+  if (run.local_register > 0)
+    f.notes.push_back("the command registers the user buffers with NCCL (-R " + std::to_string(run.local_register) +
+                      (run.local_register >= 2 ? ": symmetric windows, NCCL 2.27+'s symmetric kernels" : ": NCCL's zero-copy paths") +
+                      "), which ccsim does not model: it predicts NCCL's copies through its own buffers, so the run can be "
+                      "faster than predicted");
   if (f.processes == 0 || device_ranks < f.ranks) f.processes = std::max(1, f.ranks / std::max(1, f.gpus_per_process));
   if (f.hosts == 0 && ov.gpus_per_node > 0 && f.ranks % ov.gpus_per_node == 0) {
     f.notes.push_back(std::string(cut ? "a cut device list" : "no device list") + ": " + std::to_string(f.ranks) + " ranks taken as " +

@@ -174,6 +174,34 @@ TEST(ValidateLog, Rtx2080TiNamedByTheEchoedCommand) {
   EXPECT_EQ(f.gpus_per_process, 2);
 }
 
+// nccl-tests' -R (--local_register) is not in the header; an echoed command says it, in getopt_long's
+// spellings, and the report notes that registered buffers (NCCL 2.27+'s symmetric kernels with -R 2)
+// are a path ccsim does not model. Without it, or with -R 0, no note.
+TEST(ValidateLog, RegisteredBuffersAreReadFromTheEchoedCommand) {
+  const std::string text = as_printed("nccl-tests/rtx2080ti-x2-pcie-noP2P-allreduce.txt");
+  const std::string command = "./build/all_reduce_perf -b 8 -e 1024M -f 2 -g2";
+  ASSERT_NE(text.find(command), std::string::npos);
+  const auto with = [&](const std::string& flag) {
+    std::string t = text;
+    t.replace(t.find(command), command.size(), command + " " + flag);
+    return t;
+  };
+  const auto noted = [](const LogFacts& f) {
+    return std::any_of(f.notes.begin(), f.notes.end(), [](const std::string& n) { return n.find("registers the user buffers") != std::string::npos; });
+  };
+  EXPECT_EQ(parse_one(text).local_register, -1);
+  EXPECT_FALSE(noted(facts(text)));
+  for (const auto& [flag, value] : std::vector<std::pair<std::string, int>>{
+           {"-R 2", 2}, {"-R2", 2}, {"--local_register=1", 1}, {"--local_register 2", 2}, {"-R 0", 0}}) {
+    EXPECT_EQ(parse_one(with(flag)).local_register, value) << flag;
+    EXPECT_EQ(noted(facts(with(flag))), value > 0) << flag;
+  }
+  const LogFacts symmetric = facts(with("-R 2"));
+  EXPECT_TRUE(std::any_of(symmetric.notes.begin(), symmetric.notes.end(),
+                          [](const std::string& n) { return n.find("-R 2: symmetric windows, NCCL 2.27+'s symmetric kernels") != std::string::npos; }));
+  EXPECT_EQ(facts(with("-R 2")).ranks, 2);  // the rest of the facts as before
+}
+
 TEST(ValidateLog, TwoRankAllReduceAndSendrecvPrintTheSameTable) {
   // On 2 ranks 2(n-1)/n = 1, sendrecv's factor; both reduce (sendrecv prints the -o op), both are
   // rootless, both count the whole buffer: without the command line the log cannot tell them apart.
