@@ -506,10 +506,6 @@ class Parser {
   bool prefixed_ = false;  // a launcher's text stands before nccl-tests' lines (strip_other_prefix)
 };
 
-}  // namespace
-
-namespace {
-
 // The integer value of an nccl-tests option among a command's arguments in getopt_long's spellings
 // ("-z 1", "-z1", "--blocking 1", "--blocking=1"), the last one given winning; -1 when none is given.
 int nccl_tests_int_flag(const std::vector<std::string>& t, const std::string& short_flag, const std::string& long_flag) {
