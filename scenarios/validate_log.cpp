@@ -36,13 +36,18 @@ bool parse_device_line(const std::string& text, DeviceLine* out) {
 
 DeviceList device_list_of(const NcclTestsRun& run) {
   DeviceList l;
+  std::set<std::string> processes, hosts;
   for (const auto& line : run.devices) {
     DeviceLine d;
     if (!parse_device_line(line, &d)) continue;
     ++l.lines;
     l.ranks = std::max(l.ranks, d.rank + 1);
     l.gpus_per_host = std::max(l.gpus_per_host, d.device + 1);
+    processes.insert(d.host + ":" + d.pid);
+    hosts.insert(d.host);
   }
+  l.hosts = static_cast<int>(hosts.size());
+  l.processes = static_cast<int>(processes.size());
   return l;
 }
 
@@ -68,18 +73,11 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
 
   // The device list: ranks, processes, hosts. A cut list counts none of them: the ranks come from the
   // table (or its highest rank), the hosts from the topology, as without a list.
-  std::set<std::string> processes, hosts;
-  for (const auto& line : run.devices) {
-    DeviceLine d;
-    if (!parse_device_line(line, &d)) continue;
-    processes.insert(d.host + ":" + d.pid);
-    hosts.insert(d.host);
-  }
   const DeviceList list = device_list_of(run);
   const bool cut = list.abbreviated();
   const int device_ranks = cut ? 0 : static_cast<int>(run.devices.size());
-  f.processes = cut ? 0 : static_cast<int>(processes.size());
-  f.hosts = cut ? 0 : static_cast<int>(hosts.size());
+  f.processes = cut ? 0 : list.processes;
+  f.hosts = cut ? 0 : list.hosts;
   f.threads_per_process = run.nthread;
 
   // The collective: the flag, the log's name for it, else the table (calibrate/nccl_tests_infer.h),
@@ -129,7 +127,7 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   // Without the header's nGpus, GPUs per process are counted over the listed devices: an excerpt
   // that prints only the last device line (the GB200 logs: one line for 72-1440 ranks) says one GPU
   // per process, not that one process drove every rank.
-  const int listed_per_process = processes.empty() ? 1 : std::max(1, list.lines / static_cast<int>(processes.size()));
+  const int listed_per_process = list.processes == 0 ? 1 : std::max(1, list.lines / list.processes);
   f.gpus_per_process = run.ngpus > 0 ? per_process : listed_per_process;
   f.threads_per_process = std::max(1, run.nthread);
   if (run.iters > 0) f.iters = run.iters;

@@ -39,6 +39,8 @@ struct DeviceList {
   int lines = 0;          // parsable device lines
   int ranks = 0;          // highest rank + 1 over them (0: no parsable line)
   int gpus_per_host = 0;  // highest local device index + 1 over them: the GPUs a host holds at least
+  int hosts = 0;          // distinct hosts over them
+  int processes = 0;      // distinct (host, Pid) over them
   // Lines for fewer ranks than the highest rank says: the list is cut.
   bool abbreviated() const { return ranks > lines; }
 };

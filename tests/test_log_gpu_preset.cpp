@@ -127,7 +127,7 @@ TEST(LogGpuPreset, ValidateWithoutTopologyTakesGraceBlackwellTraysAsOneDomain) {
 // CoreWeave's 20 NVL72 racks as their source printed them: one device line, "Rank 1439 ... device 3 ...
 // NVIDIA GB200", for 1440 ranks. The cut list gives 4 GPUs per tray (device 3) over ranks 0-1439: 360
 // trays, NVLink domains of a rack's 18; the prediction is the accuracy table's row, which passes the
-// same description as flags (docs/accuracy.md: bandwidth side +149%).
+// same description as flags (docs/accuracy.md: bandwidth side +149%, a known miss).
 TEST(LogGpuPreset, ValidateWithoutTopologyReadsACutDeviceList) {
   const auto r = testing::run_ccsim("validate " + kLogs + "coreweave-gb200-nvl72-20rack-1440gpu-allreduce.txt --model closed-form");
   ASSERT_NE(r.code, 2) << r.err;
@@ -141,7 +141,8 @@ TEST(LogGpuPreset, ValidateWithoutTopologyReadsACutDeviceList) {
                                         "--topology gb200-nvl72 --ranks 1440 --nodes 360");
   const auto side = [](const std::string& out) { return out.substr(out.find("# bandwidth side"), 120); };
   EXPECT_EQ(side(r.out), side(flags.out));
-  EXPECT_NE(side(r.out).find("median error +148.8%"), std::string::npos) << side(r.out);
+  // The run's measured 406 GB/s busbw at 16 GiB is under half of NCCL's model of NVLSTree (913).
+  EXPECT_NE(side(r.out).find("slower than predicted"), std::string::npos) << side(r.out);
 }
 
 // rccl-tests prints nccl-tests' table; on AMD GPUs the report says the prediction is not RCCL's.
