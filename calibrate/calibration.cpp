@@ -388,7 +388,20 @@ Calibration calibrate_ring_curves(const std::vector<RingCurve>& curves, double d
     cc.fit = fits[ref];
     const double x_to_size = rc.ranks / steps[ref];
     // Efficiency relative to the class beta (equal to the reference fit's beta for one source).
-    for (const auto& [x, e] : cc.fit.efficiency) cc.efficiency.emplace_back(x * x_to_size, e * cc.beta_Bps / cc.fit.beta_Bps);
+    // A knot above the file's bound comes from a mid size that ran faster than the fitted latency plus
+    // the asymptote allow (a protocol switch's small-size segment carries a higher bandwidth than the
+    // large one); it is held at the bound so that the file reads back.
+    for (const auto& [x, e] : cc.fit.efficiency) {
+      const double size = x * x_to_size;
+      double factor = e * cc.beta_Bps / cc.fit.beta_Bps;
+      if (factor > kMaxEfficiencyFactor) {
+        cc.notes.push_back("efficiency knot at " + fmt(size) + " B: measured/model bandwidth " + fmt(factor) +
+                           " held at the file's bound " + fmt(kMaxEfficiencyFactor) +
+                           " (the calibrated model is slower than the measurement there)");
+        factor = kMaxEfficiencyFactor;
+      }
+      cc.efficiency.emplace_back(size, factor);
+    }
     cc.knee_bytes = cc.ranks * cc.alpha_s * cc.beta_Bps;
     cal.classes[cls] = std::move(cc);
   }

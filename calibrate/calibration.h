@@ -50,6 +50,8 @@ struct ClassCalibration {
   std::vector<std::pair<double, double>> efficiency;  // (message size S in bytes, factor), sorted
   AlphaBetaFit fit;         // of the reference source (x in bytes-term units; efficiency in fit.efficiency)
   std::vector<CalibrationSource> sources;
+  // What the written values do not carry exactly (a knot held at the file's bound), for the report.
+  std::vector<std::string> notes;
 };
 
 // Point-to-point NIC parameters from perftest (ib_write_lat: latency; ib_write_bw: bandwidth).

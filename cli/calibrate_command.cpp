@@ -74,6 +74,7 @@ void print_report(const Calibration& cal, const std::string& output) {
       for (const auto& [s, e] : c.efficiency) o << " " << human_bytes(s) << ":" << strprintf("%.3f", e);
       o << "\n";
     }
+    for (const auto& n : c.notes) o << "  note: " << n << "\n";
     for (const auto& s : c.sources)
       o << "  source: " << s.file << " (run " << s.run << ", " << s.collective << ", " << s.ranks << " ranks, " << s.nodes
         << " node(s)): intercept " << strprintf("%.2f", s.intercept_s * 1e6) << " us, beta " << strprintf("%.2f", s.beta_Bps / 1e9)
