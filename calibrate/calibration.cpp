@@ -770,6 +770,9 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
           eff.spec_overrides.push_back("node.nic.pcie_generation=" + std::to_string(nic->value("pcie_generation", gen)));
       }
       eff.spec_overrides.push_back("node.pcie.efficiency=" + fmt(efficiency));
+      // An SHM connection's two-way share (node.pcie.shm_two_way_efficiency) is in the fitted rate too:
+      // left at its default, a calibrated pair through host memory ran at 0.65 of what it measured.
+      eff.spec_overrides.push_back("node.pcie.shm_two_way_efficiency=1");
       eff.notes.push_back("pcie: fitted/model ring bandwidth " + fmt(ratio) + " (model bottleneck " + model.bottleneck +
                           "): PCIe Gen" + std::to_string(best) + " x" + std::to_string(lanes) + " at efficiency " +
                           fmt(efficiency));
@@ -793,9 +796,20 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
     }
     // alpha is the mean over the ring's n hops: `nodes` network hops, the rest inside nodes.
     const int n = c.ranks, nodes = std::max(1, c.nodes);
-    const double intra = nvlink ? eff.timing.nvlink_step_s : eff.timing.pcie_step_s;
+    const bool intra_fitted = cal.classes.count(nvlink ? "nvlink" : "pcie") > 0;
+    double& intra_step = nvlink ? eff.timing.nvlink_step_s : eff.timing.pcie_step_s;
+    const double intra = intra_step;
     double net = nodes > 0 ? (n * c.alpha_s - (n - nodes) * intra) / nodes : c.alpha_s;
-    if (net < 0) {
+    if (net < 0 && !intra_fitted) {
+      // The intra-node step is NCCL's Ring/Simple constant, not a measurement, and it alone exceeds the
+      // fitted mean (the small sizes ran LL, whose steps are a fraction of Simple's): every hop takes the
+      // fitted mean, so that the ring's steps add up to what the run measured.
+      eff.notes.push_back("net: the fitted mean step latency " + fmt(c.alpha_s * 1e6) + " us is below the default " +
+                          fmt(intra * 1e6) + " us of an intra-node step; every step of the ring takes " +
+                          fmt(c.alpha_s * 1e6) + " us");
+      intra_step = c.alpha_s;
+      net = c.alpha_s;
+    } else if (net < 0) {
       eff.notes.push_back("net: the fitted mean step latency " + fmt(c.alpha_s * 1e6) + " us is below the " +
                           std::to_string(n - nodes) + " intra-node steps' " + fmt(intra * 1e6) +
                           " us (NCCL likely ran a non-ring algorithm); network step latency set to 0");

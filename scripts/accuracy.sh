@@ -3,15 +3,23 @@
 # preset and --set flags that describe the log's hardware as its source states it (nothing fitted to
 # the log), and prints the table of docs/accuracy.md: per log the median error of the latency side
 # and of the bandwidth side (measured time / predicted time - 1).
-# Usage: bash scripts/accuracy.sh [CCSIM] [--log-nccl-versions]
+# Usage: bash scripts/accuracy.sh [CCSIM] [--log-nccl-versions | --calibrated-from-another-run]
 # --log-nccl-versions: only the logs whose NCCL version their source states, within the tuners ccsim
 # models (docs/nccl-model.md "NCCL versions"), each predicted with --nccl-version of that version.
+# --calibrated-from-another-run: pairs of logs from one machine or cluster; each log predicted with
+# the calibration `ccsim calibrate` fits to the other (issue 11 allows "a calibration that came from a
+# different run"; docs/accuracy.md "Calibrated from another run").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ccsim=./build/ccsim
 with_versions=0
+cross_run=0
 for a in "$@"; do
-  if [ "$a" = --log-nccl-versions ]; then with_versions=1; else ccsim=$a; fi
+  case "$a" in
+    --log-nccl-versions) with_versions=1 ;;
+    --calibrated-from-another-run) cross_run=1 ;;
+    *) ccsim=$a ;;
+  esac
 done
 d=tests/data/nccl-tests
 
@@ -148,6 +156,71 @@ cases=(
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f
 
+# Prints one table row from `ccsim validate --format json` (file $3): log $1, flags $2, and an
+# optional first column $4 (the run the calibration came from).
+row() {
+  python3 - "$1" "$2" "$3" "${4:-}" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[3]))
+run = r["runs"][0]
+def side(s):
+    return "%d, %+.0f%%" % (s["sizes"], 100 * s["median_error"]) if s["sizes"] else "none"
+causes = ", ".join(c["id"] for c in run.get("causes", []))
+first = "%s | " % sys.argv[4] if sys.argv[4] else ""
+print("| %s%s | `%s` | %s, %d | %s | %s | %s |" % (first, sys.argv[1], sys.argv[2], run["log"]["collective"],
+      run["log"]["ranks"], side(run["latency"]), side(run["bandwidth"]), causes))
+PY
+}
+
+flags_of() {
+  local c
+  for c in "${cases[@]}"; do
+    if [ "${c%%|*}" = "$1" ]; then echo "${c#*|}"; return; fi
+  done
+}
+
+# Pairs of runs of one machine or cluster (the same source, the same host names or the same
+# provider's machine type, as each log's header says): calibrated from the first, predicted for the
+# second, both ways. Ring collectives only (ccsim calibrate fits an equivalent ring).
+cross_runs=(
+  "h100x80-10node-allgather-nccl2.29.2.txt|h100x80-10node-reducescatter-nccl2.29.2.txt"
+  "h100x8-1node-allgather-nccl2.29.2.txt|h100x8-1node-reducescatter-nccl2.29.2.txt"
+  "h100x8-1node-allgather-ring-g8-nccl2.26.2.txt|h100x8-1node-reducescatter-ring-g8-nccl2.26.2.txt"
+  "a100x8-superbench-allreduce-g8.txt|a100x8-superbench-reducescatter-g8.txt"
+  "a100x8-1node-allreduce-mpi.txt|a100x8-1node-allreduce.txt"
+  "rtx2080ti-x2-pcie-noP2P-allreduce.txt|rtx2080ti-x2-pcie-noP2P-allgather.txt"
+  "h100x16-2node-ib-allreduce-ring-minctas24.txt|h100x64-8node-ib-allreduce-minctas24.txt"
+  "gh200x8-2node-alps-slingshot-allreduce.txt|gh200x8-2node-santis-slingshot-allreduce.txt"
+)
+
+if [ $cross_run -eq 1 ]; then
+  echo "| calibrated from | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
+  echo "|---|---|---|---|---|---|---|"
+  work=$(mktemp -d)
+  for p in "${cross_runs[@]}"; do
+    a=${p%%|*}
+    b=${p#*|}
+    for dir in "$a|$b" "$b|$a"; do
+      from=${dir%%|*}
+      to=${dir#*|}
+      flags=$(flags_of "$to")
+      if ! "$ccsim" calibrate "$d/$from" -o "$work/cal.json" >"$work/out" 2>&1; then
+        echo "| $from | $to | \`$flags\` | not calibrated: $(grep -m1 error "$work/out") | | | |"
+        continue
+      fi
+      # shellcheck disable=SC2086
+      if "$ccsim" validate "$d/$to" $flags --calibration "$work/cal.json" --format json >"$work/v.json" 2>"$work/err" ||
+         [ $? -eq 1 ]; then
+        row "$to" "$flags" "$work/v.json" "$from"
+      else
+        echo "| $from | $to | \`$flags\` | not predicted: $(sed 's/^ccsim: error: //' "$work/err" | head -1) | | | |"
+      fi
+    done
+  done
+  rm -rf "$work"
+  exit 0
+fi
+
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
 echo "|---|---|---|---|---|---|"
 for c in "${cases[@]}"; do
@@ -164,16 +237,7 @@ for c in "${cases[@]}"; do
   if [ $rc -eq 2 ]; then
     echo "| $log | \`$flags\` | not described: $(sed 's/^ccsim: error: //' "$tmp.err" | head -1) | | | |"
   else
-    python3 - "$log" "$flags" "$tmp" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[3]))
-run = r["runs"][0]
-def side(s):
-    return "%d, %+.0f%%" % (s["sizes"], 100 * s["median_error"]) if s["sizes"] else "none"
-causes = ", ".join(c["id"] for c in run.get("causes", []))
-print("| %s | `%s` | %s, %d | %s | %s | %s |" % (sys.argv[1], sys.argv[2], run["log"]["collective"], run["log"]["ranks"],
-      side(run["latency"]), side(run["bandwidth"]), causes))
-PY
+    row "$log" "$flags" "$tmp"
   fi
   rm -f "$tmp" "$tmp.err"
 done
