@@ -816,6 +816,23 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
       net = 0;
     }
     eff.timing.net_step_s = net;
+    if (nic_count > 0 && nodes > 1) {
+      // The described ring with the fitted NICs, on the fitted run's node count: the GPUs' PCIe to
+      // their NICs (or NVLink) can bound it below the fit, which a run above the ring's bound (NVLSTree
+      // on two nodes) measured. The equivalent ring then needs its bandwidth term scaled.
+      json full = topology_spec;
+      for (const std::string& o : eff.spec_overrides) apply_override(full, o, "calibration");
+      set_node_count(full, nodes);
+      const Topology t = build_topology(full, "topology");
+      const AlphaBeta model = ring_alpha_beta(t, plan_rings(t, 2 * nic_count), eff.timing);
+      const double ratio = c.beta_Bps / model.beta_Bps;
+      if (ratio > 1.0 + 1e-9) {
+        eff.ring_bandwidth_scale["net"] = ratio;
+        eff.notes.push_back("net: the described ring reaches " + fmt(model.beta_Bps / 1e9) + " GB/s (bottleneck " +
+                            model.bottleneck + "), below the fitted " + fmt(c.beta_Bps / 1e9) +
+                            " GB/s: the calibrated ring's bandwidth term is scaled by " + fmt(ratio));
+      }
+    }
   }
   if (cal.nic) {
     if (nic_count > 0 && cal.nic->beta_Bps > 0 && !cal.classes.count("net")) {
@@ -834,6 +851,17 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
       eff.notes.push_back("shm: the topology has no PCIe; the SHM channel rate is not applied");
   }
   return eff;
+}
+
+Calibration scale_ring_efficiency(Calibration cal, const CalibrationEffect& effect) {
+  for (const auto& [cls, scale] : effect.ring_bandwidth_scale) {
+    auto it = cal.classes.find(cls);
+    if (it == cal.classes.end()) continue;
+    auto& knots = it->second.efficiency;
+    if (knots.empty()) knots.emplace_back(1.0, 1.0);  // flat: one knot holds the factor at every size
+    for (auto& k : knots) k.second *= scale;
+  }
+  return cal;
 }
 
 }  // namespace ccsim

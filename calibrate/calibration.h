@@ -171,7 +171,16 @@ struct CalibrationEffect {
   std::vector<std::string> spec_overrides;  // --set style, e.g. "node.nvlink.GBps_per_link=20.6"
   StepTiming timing;                        // per-step latencies and launch
   std::vector<std::string> notes;           // what could not be applied exactly, and why
+  // Per class: the fitted ring bandwidth over what the described ring reaches with the overrides
+  // applied, where a link other than the fitted one bounds it (a net fit above the ring's bound through
+  // the NICs' PCIe: NCCL ran NVLSTree). The calibrated ring's bandwidth term is scaled by it
+  // (scale_ring_efficiency), so that the equivalent ring gives back the measured rate; 1 elsewhere.
+  std::map<std::string, double> ring_bandwidth_scale;
 };
+
+// The calibration with each class's efficiency curve multiplied by effect.ring_bandwidth_scale: what
+// the replay of the calibrated ring uses.
+Calibration scale_ring_efficiency(Calibration cal, const CalibrationEffect& effect);
 
 // How a calibration changes a topology (spec as loaded, --set and --nodes applied) and the step
 // timing (defaults: the timing in use without calibration). See docs/calibration.md.

@@ -1,5 +1,7 @@
 #include "cli/predict_options.h"
 
+#include <utility>
+
 #include "common/error.h"
 #include "topologies/spec.h"
 
@@ -18,6 +20,7 @@ std::optional<CalibrationArg> calibration_from_args(const ParsedArgs& args, nloh
   c.file = args.get("calibration");
   c.calibration = load_calibration(c.file);
   const CalibrationEffect effect = calibration_effect(c.calibration, spec, StepTiming{});
+  c.calibration = scale_ring_efficiency(std::move(c.calibration), effect);
   for (const auto& o : effect.spec_overrides) apply_override(spec, o, c.file);
   c.timing = effect.timing;
   c.overrides = effect.spec_overrides;

@@ -1,6 +1,7 @@
 #include "scenarios/run_results.h"
 
 #include <map>
+#include <optional>
 
 #include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
@@ -203,12 +204,14 @@ VariantResult run_variant(const Scenario& scenario, std::size_t variant_index, c
   const ScenarioVariant& variant = scenario.variants.at(variant_index);
   nlohmann::json spec = variant_spec(scenario, variant);
   StepTiming calibrated_timing;
+  std::optional<Calibration> scaled;  // the calibration as this variant's topology replays it
   if (scenario.calibration) {
     const CalibrationEffect effect = calibration_effect(*scenario.calibration, spec, StepTiming{});
     for (const auto& o : effect.spec_overrides) apply_override(spec, o, scenario.calibration_file);
     calibrated_timing = effect.timing;
+    scaled = scale_ring_efficiency(*scenario.calibration, effect);
   }
-  const Calibration* ring = scenario.calibration ? ring_calibration(&*scenario.calibration) : nullptr;
+  const Calibration* ring = scaled ? ring_calibration(&*scaled) : nullptr;
   const Topology topo = build_topology(spec, scenario.file + " (variant " + variant.name + ")");
   VariantResult out;
   out.index = variant_index;
