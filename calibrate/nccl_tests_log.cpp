@@ -190,7 +190,13 @@ class Parser {
     std::size_t p = s.find("NCCL version ");
     if (p == std::string::npos) return;
     auto toks = split_ws(s.substr(p + 13));
-    if (!toks.empty() && std::isdigit(static_cast<unsigned char>(toks[0][0]))) set_version(toks[0]);
+    if (toks.empty() || !std::isdigit(static_cast<unsigned char>(toks[0][0]))) return;
+    // A version is digits, dots and a build suffix ("2.26.2+cuda12.8"); a quote or bracket after it is
+    // the line's text around a quoted line (a log's header citing `"NCCL version 2.26.2+cuda12.8")`).
+    std::string v = toks[0];
+    const std::size_t end = v.find_first_not_of("0123456789.+-_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    if (end != std::string::npos) v.resize(end);
+    set_version(v);
   }
 
   // Every "<collective>_perf" of a line (a note may list several); -z is read after the first.

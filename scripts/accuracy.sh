@@ -59,6 +59,7 @@ declare -A nccl_version=(
   ["oke-gb300-4tray-16gpu-mnnvl-allreduce-nccl2.29.3.txt"]=2.29.3  # printed
   ["oci-gb300-32tray-128gpu-2rack-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt"]=2.26.2  # printed
+  ["lambda-h100x4-vm-nv18-allreduce-g4-nccl2.26.2.txt"]=2.26.2  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -152,6 +153,7 @@ cases=(
   "gcp-a4-b200-1node-allreduce-g8-gib-tuner.txt|--topology dgx-b200 --env NCCL_NVLS_CHUNKSIZE=524288"
   "gcp-a4-b200-2node-gib-allreduce-gib-tuner.txt|--topology dgx-b200 --set node.nic.transport=roce --ranks 16 --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_P2P_NET_CHUNKSIZE=131072"
   "lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt|--topology dgx-b200"
+  "lambda-h100x4-vm-nv18-allreduce-g4-nccl2.26.2.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nic.count=0"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

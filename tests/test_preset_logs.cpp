@@ -535,6 +535,30 @@ TEST(PresetLogs, LambdaB200TwoNodesOverInfiniBand) {
   EXPECT_GT(run.latency.median_error, 0.30);
 }
 
+// Four H100 SXM of an NVSwitch board in a Lambda cloud VM (NV18 between every pair, NCCL 2.26.2, one
+// process driving the four GPUs). The bandwidth side is the ring's NVLink bound, as on a DGX node
+// with 4 GPUs described (355.9 GB/s busbw at 1 GB against 368.3). The floor is not: 23.5-26.1 us from
+// 8 B to 128 KiB, 5.9-6.5 us per GPU launch, against ccsim's 4 x 4.2 us (NVIDIA/nccl-tests#123's
+// DGX A100 figure, node.cpu.launch_us): the VM's host launches, a known miss. The header quotes the
+// INFO line `"NCCL version 2.26.2+cuda12.8")`; the version is read without the quote and bracket.
+TEST(PresetLogs, LambdaH100VmOfFourGpusRunsAtItsNvlinkRingBound) {
+  nlohmann::json spec = load_topology_spec("dgx-h100");
+  apply_override(spec, "node.gpu.count=4", "--set");
+  apply_override(spec, "node.nic.count=0", "--set");
+  const ValidatedRun run =
+      testing::validate_real_log("lambda-h100x4-vm-nv18-allreduce-g4-nccl2.26.2.txt", spec, "dgx-h100");
+  EXPECT_EQ(run.log.ranks, 4);
+  EXPECT_EQ(run.log.gpus_per_process, 4);
+  EXPECT_EQ(run.log.nccl_version, "2.26.2+cuda12.8");
+  ASSERT_EQ(run.sizes.size(), 28u);
+  EXPECT_NEAR(run.sizes.back().measured_busbw_GBps, 355.89, 0.01);
+  EXPECT_EQ(run.sizes.back().nccl_algorithm, "Ring");
+  EXPECT_LT(std::fabs(run.sizes.back().error), 0.05) << run.sizes.back().error;
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_GT(run.latency.median_error, 0.30);  // the VM's launches (above)
+  EXPECT_GT(run.sizes.front().measured_time_us, 4 * 5.9);
+}
+
 // The same 2 x 8 H200 Spectrum-X cluster with nccl-tests' -d all: 12 datatypes at 10-40 GiB. NVLink
 // SHARP reduces sums of 32/64-bit integers, half, bfloat16, float and double, not of int8, uint8 or
 // fp8 (NCCL's ncclNvlsSupported), and the log shows it: 390 GB/s busbw for int8 and 362 for fp8
