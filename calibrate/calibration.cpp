@@ -733,6 +733,7 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
       // The fitted bandwidth is what the links achieve: it replaces nominal rate x efficiency.
       eff.spec_overrides.push_back("node.nvlink.GBps_per_link=" + fmt(c.beta_Bps / 1e9 / links));
       eff.spec_overrides.push_back("node.nvlink.efficiency=1");
+      eff.spec_overrides.push_back("node.nvlink.latency_us=0");  // the fitted step carries the hop's latency
     } else {
       eff.notes.push_back("nvlink: the topology has no NVLink; the fitted bandwidth is not applied");
     }
@@ -770,6 +771,7 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
           eff.spec_overrides.push_back("node.nic.pcie_generation=" + std::to_string(nic->value("pcie_generation", gen)));
       }
       eff.spec_overrides.push_back("node.pcie.efficiency=" + fmt(efficiency));
+      eff.spec_overrides.push_back("node.pcie.latency_us=0");  // the fitted step carries the hop's latency
       // An SHM connection's two-way share (node.pcie.shm_two_way_efficiency) is in the fitted rate too:
       // left at its default, a calibrated pair through host memory ran at 0.65 of what it measured.
       eff.spec_overrides.push_back("node.pcie.shm_two_way_efficiency=1");
@@ -791,6 +793,13 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
       // One ring family per rail: each NIC carries 1/count of the ring's data.
       eff.spec_overrides.push_back("node.nic.Gbps=" + fmt(c.beta_Bps * 8 / 1e9 / nic_count));
       eff.spec_overrides.push_back("node.nic.efficiency=1");  // the fit is the achieved rate
+      // The fitted steps carry the network hop's latency (the NICs, the switches, the PCIe between GPU
+      // and NIC): the description's own would floor every step at the route's latency, above a fit
+      // whose small sizes ran fewer network crossings than the equivalent ring (Tree across nodes).
+      eff.spec_overrides.push_back("node.nic.latency_us=0");
+      if (topology_spec.contains("fabric") && topology_spec.at("fabric").is_object())
+        eff.spec_overrides.push_back("fabric.switch_latency_us=0");
+      if (pcie) eff.spec_overrides.push_back("node.pcie.latency_us=0");
     } else {
       eff.notes.push_back("net: the topology has no NICs; the fitted bandwidth is not applied");
     }
