@@ -183,7 +183,8 @@ flags_of() {
 
 # Pairs of runs of one machine or cluster (the same source, the same host names or the same
 # provider's machine type, as each log's header says): calibrated from the first, predicted for the
-# second, both ways. Ring collectives only (ccsim calibrate fits an equivalent ring).
+# second, both ways. Ring collectives only (ccsim calibrate fits an equivalent ring). A third field
+# holds what `ccsim calibrate` needs and the logs do not say (their collective, ranks and nodes).
 cross_runs=(
   "h100x80-10node-allgather-nccl2.29.2.txt|h100x80-10node-reducescatter-nccl2.29.2.txt"
   "h100x8-1node-allgather-nccl2.29.2.txt|h100x8-1node-reducescatter-nccl2.29.2.txt"
@@ -193,6 +194,7 @@ cross_runs=(
   "rtx2080ti-x2-pcie-noP2P-allreduce.txt|rtx2080ti-x2-pcie-noP2P-allgather.txt"
   "h100x16-2node-ib-allreduce-ring-minctas24.txt|h100x64-8node-ib-allreduce-minctas24.txt"
   "gh200x8-2node-alps-slingshot-allreduce.txt|gh200x8-2node-santis-slingshot-allreduce.txt"
+  "gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt|gcp-a4-b200-2node-gke-allgather.txt|--collective all_gather --ranks 16 --nodes 2"
 )
 
 if [ $cross_run -eq 1 ]; then
@@ -200,13 +202,13 @@ if [ $cross_run -eq 1 ]; then
   echo "|---|---|---|---|---|---|---|"
   work=$(mktemp -d)
   for p in "${cross_runs[@]}"; do
-    a=${p%%|*}
-    b=${p#*|}
+    IFS='|' read -r a b cal_flags <<<"$p"
     for dir in "$a|$b" "$b|$a"; do
       from=${dir%%|*}
       to=${dir#*|}
       flags=$(flags_of "$to")
-      if ! "$ccsim" calibrate "$d/$from" -o "$work/cal.json" >"$work/out" 2>&1; then
+      # shellcheck disable=SC2086
+      if ! "$ccsim" calibrate "$d/$from" $cal_flags -o "$work/cal.json" >"$work/out" 2>&1; then
         echo "| $from | $to | \`$flags\` | not calibrated: $(grep -m1 error "$work/out") | | | |"
         continue
       fi
