@@ -72,7 +72,9 @@ nccl-tests flags: -b/--minbytes, -e/--maxbytes, -f/--stepfactor, -i/--stepbytes,
 --algo/--proto (or NCCL_ALGO/NCCL_PROTO) use NCCL's syntax: "Ring,Tree", "^NVLS", "LL128,Simple".
   The engine replays the tuner's choice (Ring, Tree, NVLS, NVLSTree up to 64 nodes, CollNet up to 8, PAT);
   where it cannot, the row is NCCL's cost model of the choice and the header says so. --model
-  closed-form gives NCCL 2.30.7's cost model for every size. alltoall and sendrecv are NCCL's
+  closed-form gives NCCL 2.30.7's cost model for every size; with a --calibration of a ring, the
+  calibrated ring's closed form is the default (the model the fit was made with; --model engine
+  replays it, docs/calibration.md). alltoall and sendrecv are NCCL's
   grouped send/recv (no tuner: LL or Simple per message, docs/collectives.md).
   --algo custom: vLLM's custom all-reduce inside one node below 8 MiB, NCCL above.
 --nccl-version X.Y[.Z] (2.19-2.30, default 2.30.7): the tuner constants of that NCCL release pick the

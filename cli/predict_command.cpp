@@ -150,6 +150,7 @@ int run_predict(const std::vector<std::string>& argv, const std::string& collect
     req.calibration = ring_calibration(&calibration->calibration);
     req.calibrated_timing = calibration->timing;
   }
+  req.model = model_with_calibration(args, calibration, req.model);
   const Topology topo = build_topology(spec, source);
   req.launch.gpus_per_thread = parse_int_arg(args, "ngpus", 1, 1);
   req.launch.threads = parse_int_arg(args, "nthreads", 1, 1);

@@ -25,7 +25,16 @@ std::optional<CalibrationArg> calibration_from_args(const ParsedArgs& args, nloh
   c.timing = effect.timing;
   c.overrides = effect.spec_overrides;
   c.notes = effect.notes;
+  if (!args.has("model") && ring_calibration(&c.calibration))
+    c.notes.push_back("predicted with the calibrated ring's closed form, the model the fit was made with "
+                      "(--model engine replays it; its pipelined steps hide part of the fitted latency)");
   return c;
+}
+
+PredictModel model_with_calibration(const ParsedArgs& args, const std::optional<CalibrationArg>& calibration,
+                                    PredictModel model) {
+  if (args.has("model") || !calibration || !ring_calibration(&calibration->calibration)) return model;
+  return PredictModel::ClosedForm;
 }
 
 }  // namespace ccsim

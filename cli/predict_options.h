@@ -28,4 +28,11 @@ struct CalibrationArg {
 // --calibration FILE: loads it and applies its fitted bandwidths to `spec`; nullopt without the flag.
 std::optional<CalibrationArg> calibration_from_args(const ParsedArgs& args, nlohmann::json& spec);
 
+// The model of a prediction: --model when given; else, with a calibration that has a ring class, the
+// calibrated ring's closed form (launch + steps x alpha + bytes / (beta x efficiency), the model the
+// fit was made with: the engine's pipelined steps hide part of the fitted latency, 48% of it at the
+// knee of a 10-node H100 reduce_scatter); else `model`.
+PredictModel model_with_calibration(const ParsedArgs& args, const std::optional<CalibrationArg>& calibration,
+                                    PredictModel model);
+
 }  // namespace ccsim

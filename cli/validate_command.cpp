@@ -134,6 +134,7 @@ int run_validate(const std::vector<std::string>& argv) {
     opts.calibration = ring_calibration(&calibration->calibration);
     opts.calibrated_timing = calibration->timing;
   }
+  opts.model = model_with_calibration(args, calibration, opts.model);
 
   ValidationReport report = validate_logs(logs, spec, source, opts, debug);
   for (const auto& n : env_notes) report.nccl_env.push_back(n.text());

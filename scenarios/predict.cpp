@@ -126,9 +126,10 @@ PredictionReport build_report(const Topology& topo, const PredictRequest& req, c
   f.ccsim_version = CCSIM_VERSION;
   f.table_header.program_name = req.collective + "_perf";
   f.model = engine ? std::string("engine (SimGrid flow-level, max-min sharing) replaying ") +
-                         (p2p ? "NCCL's P2P send/recv" : "the tuner's choice")
-            : p2p  ? std::string("closed form: ccsim's P2P model (NCCL has no P2P cost model)")
-                   : "closed form: " + req.nccl_version.label() + " cost model of the tuner's choice";
+                         (p2p ? "NCCL's P2P send/recv" : req.calibration ? "the calibrated ring" : "the tuner's choice")
+            : p2p             ? std::string("closed form: ccsim's P2P model (NCCL has no P2P cost model)")
+            : req.calibration ? std::string("closed form of the calibrated ring (launch + steps x alpha + bytes / (beta x efficiency))")
+                              : "closed form: " + req.nccl_version.label() + " cost model of the tuner's choice";
   f.collective = req.collective;
   f.topology_name = topo.name;
   f.cost_model = req.nccl_version.label();
