@@ -33,6 +33,10 @@ std::vector<int> node_chain(const Topology& topo, int first, int last);
 // families (at least one per family).
 RingPlan plan_rings(const Topology& topo, int channels);
 
+// The ring channels predict uses by default: two per NIC rail across nodes, two on one node (on GPUs
+// joined pair by pair, two per ring the pairs hold).
+int default_ring_channels(const Topology& topo);
+
 // NCCL's Simple chunk: 4 steps of a 4 MiB buffer split in 8 slots = 2 MiB per channel and step.
 constexpr double kSimpleChunkBytes = nccl230::kSimpleBuffBytes / nccl230::kSteps * 4;
 

@@ -833,7 +833,7 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
       for (const std::string& o : eff.spec_overrides) apply_override(full, o, "calibration");
       set_node_count(full, nodes);
       const Topology t = build_topology(full, "topology");
-      const AlphaBeta model = ring_alpha_beta(t, plan_rings(t, 2 * nic_count), eff.timing);
+      const AlphaBeta model = ring_alpha_beta(t, plan_rings(t, default_ring_channels(t)), eff.timing);
       const double ratio = c.beta_Bps / model.beta_Bps;
       if (ratio > 1.0 + 1e-9) {
         eff.ring_bandwidth_scale["net"] = ratio;

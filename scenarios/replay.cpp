@@ -10,21 +10,11 @@
 #include "algorithms/ring.h"
 #include "algorithms/tree.h"
 #include "common/error.h"
-#include "topologies/nvlink_mesh.h"
 #include "scenarios/collective_schedule.h"
 #include "sim/p2p_orbits.h"
 #include "sim/ring_orbits.h"
 
 namespace ccsim {
-
-int default_ring_channels(const Topology& topo) {
-  // GPUs joined pair by pair: every ring the pairs hold, doubled as NCCL doubles its ring channels
-  // for collectives (the rings run in parallel over different links; through an NVSwitch one
-  // family carries them all).
-  if (topo.num_nodes() == 1 && topo.gpus_per_node() > 2 && nvlink_mesh(topo))
-    return 2 * std::max<int>(1, static_cast<int>(nvlink_mesh_rings(topo, 1.0, kNcclMaxChannels / 2).size()));
-  return 2 * std::max(1, topo.num_nodes() > 1 ? topo.nics_per_node() : 1);
-}
 
 bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why) {
   const Topology& topo = *ctx.topo;

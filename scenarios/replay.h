@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/nccl_model.h"
+#include "algorithms/ring.h"
 #include "algorithms/schedule.h"
 #include "algorithms/step_timing.h"
 #include "topologies/topology.h"
@@ -95,8 +96,5 @@ bool engine_replays(const ReplayContext& ctx, Algo algo, std::string* why);
 // Ring as a pipelined chain; sendrecv and alltoall are NCCL's P2P path whatever `algo` says (NCCL
 // has no algorithm choice for them), with `proto` its per-message protocol.
 ReplayRecipe replay_recipe(const ReplayContext& ctx, Algo algo, Proto proto);
-
-// The ring channels predict uses by default: two per NIC rail across nodes, two on one node.
-int default_ring_channels(const Topology& topo);
 
 }  // namespace ccsim
