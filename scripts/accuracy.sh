@@ -24,7 +24,7 @@ done
 d=tests/data/nccl-tests
 
 # The NCCL version each log's source states (printed in the log, or named by its README or chart);
-# logs outside 2.19-2.30 (aws-p4d 2.8.3, dgx-a100-4gpu 2.16.2) and logs that do not state one are absent.
+# logs outside 2.19-2.30 (aws-p4d 2.8.3, dgx-a100-4gpu 2.16.2, Sheffield's 2.4.2 and 2.8.3) and logs that do not state one are absent.
 declare -A nccl_version=(
   ["h100x16-2node-ndr-allreduce.txt"]=2.26.2                 # printed
   ["gcp-a3high-2node-tcpx-allreduce-gke.txt"]=2.19.4         # the GKE chart's TCPX image (docs/accuracy.md)
@@ -60,6 +60,8 @@ declare -A nccl_version=(
   ["oci-gb300-32tray-128gpu-2rack-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt"]=2.26.2  # printed
   ["lambda-h100x4-vm-nv18-allreduce-g4-nccl2.26.2.txt"]=2.26.2  # printed
+  ["gcp-a3ultra-h200-2node-1gpu-1nic-allgather-nccl2.25.1.txt"]=2.25.1  # printed
+  ["gcp-a4xmax-gb300-2node-crossdomain-allgather-nccl2.28.9.txt"]=2.28.9  # printed (nccl-library=22809)
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -154,6 +156,13 @@ cases=(
   "gcp-a4-b200-2node-gib-allreduce-gib-tuner.txt|--topology dgx-b200 --set node.nic.transport=roce --ranks 16 --env NCCL_NVLS_CHUNKSIZE=524288 --env NCCL_IB_QPS_PER_CONNECTION=4 --env NCCL_P2P_NET_CHUNKSIZE=131072"
   "lambda-b200x16-2node-ib-allreduce-dstack-nccl2.26.2.txt|--topology dgx-b200"
   "lambda-h100x4-vm-nv18-allreduce-g4-nccl2.26.2.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nic.count=0"
+  "gcp-a3ultra-h200-2node-1gpu-1nic-allgather-nccl2.25.1.txt|--topology dgx-h200 --set node.gpu.count=1 --set node.nic.count=1 --set node.nic.transport=roce --collective all_gather"
+  "gcp-a3ultra-h200-2node-gke-allgather.txt|--topology dgx-h200 --set node.nic.transport=roce --collective all_gather"
+  "gcp-a4xmax-gb300-2node-crossdomain-allgather-nccl2.28.9.txt|--topology gb200-nvl72 --set node.nvlink.domain_size=1 --set node.nic.count=8 --set node.nic.Gbps=400 --set node.nic.transport=roce"
+  "azure-nc12sv3-v100x2-pcie-allreduce-g2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=0 --set node.nic.count=0"
+  "azure-nc12sv3-v100x2-pcie-allreduce-mpi.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=0 --set node.nic.count=0 --env NCCL_P2P_LEVEL=NVL"
+  "sheffield-v100pcie-x4-allreduce-g4-nccl2.4.2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0"
+  "sheffield-v100pcie-x4-allreduce-g4-nccl2.8.3.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f
@@ -195,6 +204,9 @@ cross_runs=(
   "h100x16-2node-ib-allreduce-ring-minctas24.txt|h100x64-8node-ib-allreduce-minctas24.txt"
   "gh200x8-2node-alps-slingshot-allreduce.txt|gh200x8-2node-santis-slingshot-allreduce.txt"
   "gcp-a4-b200-2node-vm-allgather-nccl2.25.1.txt|gcp-a4-b200-2node-gke-allgather.txt|--collective all_gather --ranks 16 --nodes 2"
+  "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt|gcp-a3ultra-h200-2node-gke-allgather.txt|--collective all_gather --ranks 16 --nodes 2"
+  "azure-nc12sv3-v100x2-pcie-allreduce-mpi.txt|azure-nc12sv3-v100x2-pcie-allreduce-g2.txt"
+  "sheffield-v100pcie-x4-allreduce-g4-nccl2.4.2.txt|sheffield-v100pcie-x4-allreduce-g4-nccl2.8.3.txt"
 )
 
 if [ $cross_run -eq 1 ]; then

@@ -585,6 +585,127 @@ TEST(PresetLogs, H200SpectrumXEveryDatatypeRunsWhereNvlinkSharpReducesIt) {
   EXPECT_NEAR(int8_busbw, 390.12, 0.01);
 }
 
+// Google's A3 Ultra on GKE, two pods of one H200 and one 400 Gb/s RoCE NIC each (kubernetes-sigs/dranet's
+// demo), NCCL 2.25.1 through the gIB plugin. Two ranks' ring all_gather runs at one NIC's rate:
+// 50 GB/s x RoCE's 0.95 = 47.5 GB/s busbw predicted, 32.2 measured at 8 GiB (+48%), and the floor is
+// 21-22 us against Ring/LL's 10.3. The A3 Ultra VMs with 8 NICs reach 0.86 of their ring bound through
+// the same plugin; a single connection reaches 0.68. Neither figure is published (docs/accuracy.md).
+TEST(PresetLogs, GoogleA3UltraOneGpuAndOneNicRunsBelowItsNic) {
+  ValidateOptions opts;
+  opts.overrides.collective = "all_gather";
+  nlohmann::json spec = load_topology_spec("dgx-h200");
+  for (const char* s : {"node.gpu.count=1", "node.nic.count=1", "node.nic.transport=roce"}) apply_override(spec, s, "--set");
+  const ValidatedRun run =
+      testing::validate_real_log("gcp-a3ultra-h200-2node-1gpu-1nic-allgather-nccl2.25.1.txt", spec, "dgx-h200", opts);
+  EXPECT_EQ(run.log.ranks, 2);
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.measured_busbw_GBps, 32.20, 0.01);
+  EXPECT_LT(last.predicted_busbw_GBps, 50.0 * 0.95);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.99 * 50.0 * 0.95);
+  EXPECT_GT(run.bandwidth.median_error, 0.40);  // gIB's single-connection rate: a known miss
+  EXPECT_GT(run.latency.median_error, 1.0);     // its 21 us floor
+}
+
+// The A3 Ultra VMs' machine type on GKE (Google's test-gke-custom page, no device list: 16 ranks from
+// the count column). Its plateau is the VMs' (330.2 GB/s busbw at 8 GiB against 325.5), below the 8
+// NICs' ring bound of 380: bandwidth side +13%. Its floor is 56 us, twice the VMs' 28.7.
+TEST(PresetLogs, GoogleA3UltraOnGkeHasTheVmsPlateauNotTheirFloor) {
+  ValidateOptions opts;
+  opts.overrides.collective = "all_gather";
+  nlohmann::json spec = load_topology_spec("dgx-h200");
+  apply_override(spec, "node.nic.transport=roce", "--set");
+  const ValidatedRun run = testing::validate_real_log("gcp-a3ultra-h200-2node-gke-allgather.txt", spec, "dgx-h200", opts);
+  EXPECT_EQ(run.log.ranks, 16);
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.measured_busbw_GBps, 330.16, 0.01);
+  EXPECT_LT(last.predicted_busbw_GBps, 8 * 50.0 * 0.95);
+  EXPECT_GT(run.bandwidth.median_error, 0.10);
+  EXPECT_LT(run.bandwidth.median_error, 0.16) << run.bandwidth.median_error;
+  EXPECT_NEAR(run.sizes.front().measured_time_us, 56.00, 0.01);  // 1 KiB; the VMs: 28.05-28.70 us
+  EXPECT_GT(run.latency.median_error, 0.50);  // gIB's per-step cost on this cluster: a known miss
+}
+
+// Google's A4X Max: two trays of 4 GB300 in different NVLink domains, joined by RDMA only (8 x 400
+// Gb/s RoCE per tray from 4 ConnectX-8, Google's "Networking and GPU machines" page), NCCL 2.28.9. The
+// ring all_gather crosses the network twice per tray: its bound is a tray's 8 NICs x 50 GB/s x 0.95 =
+// 380 GB/s busbw; measured 357.1 at 16 GiB (+6%). The bandwidth side's median is +12% (the approach
+// from 32 to 256 MiB), the latency side +54% (gIB's floor, 28 us at 4 KiB).
+TEST(PresetLogs, GoogleA4XMaxTraysAcrossNvlinkDomainsRunAtTheirNics) {
+  nlohmann::json spec = load_topology_spec("gb200-nvl72");
+  for (const char* s : {"node.nvlink.domain_size=1", "node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"})
+    apply_override(spec, s, "--set");
+  const ValidatedRun run =
+      testing::validate_real_log("gcp-a4xmax-gb300-2node-crossdomain-allgather-nccl2.28.9.txt", spec, "gb200-nvl72");
+  EXPECT_EQ(run.log.ranks, 8);
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_algorithm, "Ring");
+  EXPECT_NEAR(last.measured_busbw_GBps, 357.13, 0.01);
+  EXPECT_LT(last.predicted_busbw_GBps, 8 * 50.0 * 0.95);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.99 * 8 * 50.0 * 0.95);
+  EXPECT_LT(std::fabs(last.error), 0.07) << last.error;
+  EXPECT_LT(run.bandwidth.median_error, 0.15) << run.bandwidth.median_error;
+  EXPECT_GT(run.latency.median_error, 0.30);
+}
+
+// An Azure NC12s_v3 VM: two V100 PCIe (Gen3 x16) at NODE distance, beyond NCCL's default P2P level
+// (PXB), so NCCL's SHM transport joins them; once with -g 2, once with MPI and NCCL_P2P_LEVEL=NVL.
+// Both ways through host memory at the links' rate and the SHM two-way share: 15.75 GB/s x 0.8 x 0.65
+// = 8.19 GB/s busbw predicted, 6.88 and 6.74 measured at 2 GiB: +19% and +22%, this host's SHM being
+// slower than its links (the SHM rows of docs/accuracy.md). The latency sides meet the target.
+TEST(PresetLogs, AzureV100PciePairThroughShmBothLaunchModes) {
+  nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
+  for (const char* s : {"node.gpu.count=2", "node.pcie.generation=3", "node.cpu.sockets=1", "node.pcie.switches_per_socket=0",
+                        "node.nic.count=0"})
+    apply_override(spec, s, "--set");
+  const ValidatedRun g2 = testing::validate_real_log("azure-nc12sv3-v100x2-pcie-allreduce-g2.txt", spec, "pcie-gen4-8gpu");
+  EXPECT_EQ(g2.log.gpus_per_process, 2);
+  EXPECT_NEAR(g2.sizes.back().measured_busbw_GBps, 6.88, 0.01);
+  apply_nccl_env(spec, "NCCL_P2P_LEVEL=NVL", "--env NCCL_P2P_LEVEL=NVL", "pcie-gen4-8gpu");
+  const ValidatedRun mpi = testing::validate_real_log("azure-nc12sv3-v100x2-pcie-allreduce-mpi.txt", spec, "pcie-gen4-8gpu");
+  EXPECT_EQ(mpi.log.gpus_per_process, 1);
+  EXPECT_NEAR(mpi.sizes.back().measured_busbw_GBps, 6.74, 0.01);
+  const double shm_busbw = 8 * 16 * 128.0 / 130 / 8 * 0.8 * 0.65;
+  for (const ValidatedRun* run : {&g2, &mpi}) {
+    EXPECT_NEAR(run->sizes.back().predicted_busbw_GBps, shm_busbw, 0.01 * shm_busbw);
+    EXPECT_GT(run->bandwidth.median_error, 0.15) << run->bandwidth.median_error;
+    EXPECT_LT(run->bandwidth.median_error, 0.25) << run->bandwidth.median_error;
+    EXPECT_LT(std::fabs(run->latency.median_error), 0.20) << run->latency.median_error;
+  }
+}
+
+// Four V100 PCIe (Gen3) of one Sheffield node, taken as one PCIe switch (their bus ids 0x3d-0x40 are
+// consecutive), -g 4. With NCCL 2.4.2 both sides meet issue 11's target: the ring over P2P at the
+// switch's links (12.6 GB/s, 12.57 predicted at 128 MB busbw, 11.18 measured). With NCCL 2.8.3 the
+// same node holds 9.40 at 128 MB (+26%, validate suspects host staging) and launches faster (13.4 us
+// at 8 B against 16.4: -20% on the latency side).
+TEST(PresetLogs, SheffieldFourV100PcieUnderOneSwitchAcrossNcclVersions) {
+  nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
+  for (const char* s : {"node.gpu.count=4", "node.pcie.generation=3", "node.cpu.sockets=1", "node.pcie.switches_per_socket=1",
+                        "node.nic.count=0"})
+    apply_override(spec, s, "--set");
+  const ValidatedRun v242 =
+      testing::validate_real_log("sheffield-v100pcie-x4-allreduce-g4-nccl2.4.2.txt", spec, "pcie-gen4-8gpu");
+  const ValidatedRun v283 =
+      testing::validate_real_log("sheffield-v100pcie-x4-allreduce-g4-nccl2.8.3.txt", spec, "pcie-gen4-8gpu");
+  const double link = 8 * 16 * 128.0 / 130 / 8 * 0.8;
+  for (const ValidatedRun* run : {&v242, &v283}) {
+    EXPECT_EQ(run->log.gpus_per_process, 4);
+    EXPECT_EQ(run->sizes.back().nccl_algorithm, "Ring");
+    EXPECT_LT(run->sizes.back().predicted_busbw_GBps, link);
+    EXPECT_GT(run->sizes.back().predicted_busbw_GBps, 0.99 * link);
+  }
+  EXPECT_NEAR(v242.sizes.back().measured_busbw_GBps, 11.18, 0.01);
+  EXPECT_LT(std::fabs(v242.bandwidth.median_error), 0.10) << v242.bandwidth.median_error;
+  EXPECT_LT(std::fabs(v242.latency.median_error), 0.20) << v242.latency.median_error;
+  EXPECT_NEAR(v283.sizes.back().measured_busbw_GBps, 9.40, 0.01);
+  EXPECT_GT(v283.bandwidth.median_error, 0.20);
+  EXPECT_LT(v283.latency.median_error, -0.15);
+}
+
 }  // namespace
 }  // namespace ccsim
-
