@@ -19,10 +19,14 @@
 namespace ccsim {
 namespace {
 
-ValidatedRun validate_log(const std::string& name, const std::string& preset, const std::vector<std::string>& sets = {}) {
+// `collective`: validate's --collective, for a table that fits several (a 2-rank all_gather is an alltoall's).
+ValidatedRun validate_log(const std::string& name, const std::string& preset, const std::vector<std::string>& sets = {},
+                          const std::string& collective = "") {
   nlohmann::json spec = load_topology_spec(preset);
   for (const std::string& s : sets) apply_override(spec, s, "--set");
-  return testing::validate_real_log(name, spec, preset);
+  ValidateOptions opts;
+  opts.overrides.collective = collective;
+  return testing::validate_real_log(name, spec, preset, opts);
 }
 
 // One node of 8 H800 (8 NVLinks per GPU, not H100's 18), broadcast, one process driving 8 GPUs (-g 8).
@@ -591,12 +595,8 @@ TEST(PresetLogs, H200SpectrumXEveryDatatypeRunsWhereNvlinkSharpReducesIt) {
 // 21-22 us against Ring/LL's 10.3. The A3 Ultra VMs with 8 NICs reach 0.86 of their ring bound through
 // the same plugin; a single connection reaches 0.68. Neither figure is published (docs/accuracy.md).
 TEST(PresetLogs, GoogleA3UltraOneGpuAndOneNicRunsBelowItsNic) {
-  ValidateOptions opts;
-  opts.overrides.collective = "all_gather";
-  nlohmann::json spec = load_topology_spec("dgx-h200");
-  for (const char* s : {"node.gpu.count=1", "node.nic.count=1", "node.nic.transport=roce"}) apply_override(spec, s, "--set");
-  const ValidatedRun run =
-      testing::validate_real_log("gcp-a3ultra-h200-2node-1gpu-1nic-allgather-nccl2.25.1.txt", spec, "dgx-h200", opts);
+  const ValidatedRun run = validate_log("gcp-a3ultra-h200-2node-1gpu-1nic-allgather-nccl2.25.1.txt", "dgx-h200",
+                                        {"node.gpu.count=1", "node.nic.count=1", "node.nic.transport=roce"}, "all_gather");
   EXPECT_EQ(run.log.ranks, 2);
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   const ValidatedSize& last = run.sizes.back();
@@ -612,11 +612,8 @@ TEST(PresetLogs, GoogleA3UltraOneGpuAndOneNicRunsBelowItsNic) {
 // the count column). Its plateau is the VMs' (330.2 GB/s busbw at 8 GiB against 325.5), below the 8
 // NICs' ring bound of 380: bandwidth side +13%. Its floor is 56 us, twice the VMs' 28.7.
 TEST(PresetLogs, GoogleA3UltraOnGkeHasTheVmsPlateauNotTheirFloor) {
-  ValidateOptions opts;
-  opts.overrides.collective = "all_gather";
-  nlohmann::json spec = load_topology_spec("dgx-h200");
-  apply_override(spec, "node.nic.transport=roce", "--set");
-  const ValidatedRun run = testing::validate_real_log("gcp-a3ultra-h200-2node-gke-allgather.txt", spec, "dgx-h200", opts);
+  const ValidatedRun run =
+      validate_log("gcp-a3ultra-h200-2node-gke-allgather.txt", "dgx-h200", {"node.nic.transport=roce"}, "all_gather");
   EXPECT_EQ(run.log.ranks, 16);
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   const ValidatedSize& last = run.sizes.back();
@@ -635,11 +632,9 @@ TEST(PresetLogs, GoogleA3UltraOnGkeHasTheVmsPlateauNotTheirFloor) {
 // 380 GB/s busbw; measured 357.1 at 16 GiB (+6%). The bandwidth side's median is +12% (the approach
 // from 32 to 256 MiB), the latency side +54% (gIB's floor, 28 us at 4 KiB).
 TEST(PresetLogs, GoogleA4XMaxTraysAcrossNvlinkDomainsRunAtTheirNics) {
-  nlohmann::json spec = load_topology_spec("gb200-nvl72");
-  for (const char* s : {"node.nvlink.domain_size=1", "node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"})
-    apply_override(spec, s, "--set");
   const ValidatedRun run =
-      testing::validate_real_log("gcp-a4xmax-gb300-2node-crossdomain-allgather-nccl2.28.9.txt", spec, "gb200-nvl72");
+      validate_log("gcp-a4xmax-gb300-2node-crossdomain-allgather-nccl2.28.9.txt", "gb200-nvl72",
+                   {"node.nvlink.domain_size=1", "node.nic.count=8", "node.nic.Gbps=400", "node.nic.transport=roce"});
   EXPECT_EQ(run.log.ranks, 8);
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   const ValidatedSize& last = run.sizes.back();
