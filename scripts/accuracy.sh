@@ -183,6 +183,31 @@ print("| %s%s | `%s` | %s, %d | %s | %s | %s |" % (first, sys.argv[1], sys.argv[
 PY
 }
 
+# One line per log for the summary: the latency and bandwidth sides' median errors ("none" where a
+# side has no size) from `ccsim validate --format json` (file $1).
+medians() {
+  python3 - "$1" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+print(" ".join(repr(run[s]["median_error"]) if run[s]["sizes"] else "none" for s in ("latency", "bandwidth")))
+PY
+}
+
+# How many logs meet issue 11's targets (bandwidth side within 10%, latency side within 20%, by median).
+summary() {
+  python3 - "$1" <<'PY'
+import sys
+lat = [l.split()[0] for l in open(sys.argv[1])]
+bw = [l.split()[1] for l in open(sys.argv[1])]
+def met(values, limit):
+    v = [abs(float(x)) for x in values if x != "none"]
+    return sum(x <= limit for x in v), len(v)
+print()
+print("Within issue 11's targets: bandwidth side %d of %d logs (median within 10%%), latency side %d of %d "
+      "(median within 20%%; a log whose sizes all lie past the knee has none)." % (met(bw, 0.10) + met(lat, 0.20)))
+PY
+}
+
 flags_of() {
   local c
   for c in "${cases[@]}"; do
@@ -239,6 +264,7 @@ fi
 
 echo "| log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
 echo "|---|---|---|---|---|---|"
+medians_file=$(mktemp)
 for c in "${cases[@]}"; do
   log=${c%%|*}
   flags=${c#*|}
@@ -254,6 +280,9 @@ for c in "${cases[@]}"; do
     echo "| $log | \`$flags\` | not described: $(sed 's/^ccsim: error: //' "$tmp.err" | head -1) | | | |"
   else
     row "$log" "$flags" "$tmp"
+    medians "$tmp" >>"$medians_file"
   fi
   rm -f "$tmp" "$tmp.err"
 done
+summary "$medians_file"
+rm -f "$medians_file"
