@@ -83,11 +83,13 @@ CountEvidence count_evidence(const NcclTestsRun& run) {
   return e;
 }
 
-// Whether `info`'s count rule fits the count column (with n ranks, 0 when not known).
-bool count_fits(const CollectiveInfo& info, const CountEvidence& e, int n) {
+// Whether `info`'s count rule fits the count column (with n ranks, 0 when not known). `aligned`: hold
+// the per-peer collectives to nccl-tests' rounding of their counts to 16 bytes, which older nccl-tests
+// did not do (its alltoall, scatter and gather divided the count by the ranks and no more).
+bool count_fits(const CollectiveInfo& info, const CountEvidence& e, int n, bool aligned) {
   if (e.multiple == 0) return true;
   if (info.count_rule == CountRule::Whole) return e.multiple == 1;
-  if (info.count_rule == CountRule::PerPeerAligned16 && !e.aligned16) return false;
+  if (aligned && info.count_rule == CountRule::PerPeerAligned16 && !e.aligned16) return false;
   return n > 0 ? e.multiple == static_cast<std::uint64_t>(n) : e.multiple >= 2;
 }
 
@@ -107,21 +109,25 @@ CollectiveInference infer_collective(const NcclTestsRun& run, const std::string&
   const bool reduces = run.has_redop ? first.redop != "none" : false;  // old nccl-tests printed redop only for reductions
   const bool rooted = run.has_root ? first.root >= 0 : false;          // ... and root only for rooted ones
   std::vector<std::pair<const CollectiveInfo*, std::vector<int>>> fitting;
-  for (const auto& c : collectives()) {
-    if (c.busbw == BusbwRule::Unknown) continue;
-    if ((redop_known || !run.has_redop) && c.reduces != reduces) continue;
-    if (c.has_root != rooted) continue;
-    // Per-rank counts tell n where the device list does not.
-    const int from_counts = c.count_rule != CountRule::Whole && counts.multiple >= 2 ? static_cast<int>(counts.multiple) : 0;
-    if (!count_fits(c, counts, known)) continue;
-    std::vector<int> n;
-    if (ratio.value > 0) {
-      n = ranks_fitting(c, ratio, known > 0 ? known : from_counts);
-      if (n.empty()) continue;
-    } else if (from_counts > 0) {
-      n = {from_counts};
+  // Current nccl-tests' count rules first; only where none fits, the older rounding (count_fits).
+  for (const bool aligned : {true, false}) {
+    for (const auto& c : collectives()) {
+      if (c.busbw == BusbwRule::Unknown) continue;
+      if ((redop_known || !run.has_redop) && c.reduces != reduces) continue;
+      if (c.has_root != rooted) continue;
+      // Per-rank counts tell n where the device list does not.
+      const int from_counts = c.count_rule != CountRule::Whole && counts.multiple >= 2 ? static_cast<int>(counts.multiple) : 0;
+      if (!count_fits(c, counts, known, aligned)) continue;
+      std::vector<int> n;
+      if (ratio.value > 0) {
+        n = ranks_fitting(c, ratio, known > 0 ? known : from_counts);
+        if (n.empty()) continue;
+      } else if (from_counts > 0) {
+        n = {from_counts};
+      }
+      fitting.emplace_back(&c, n);
     }
-    fitting.emplace_back(&c, n);
+    if (!fitting.empty()) break;
   }
   {
     std::string cols = run.has_redop ? "redop '" + first.redop + "'" : "no redop column";

@@ -231,6 +231,31 @@ TEST(ValidateLog, OlderLayoutWithoutRedopAndRootColumns) {
   EXPECT_EQ(f.op, "");
 }
 
+TEST(ValidateLog, OlderPerPeerCountsWithoutTheSixteenByteRounding) {
+  // An older nccl-tests' scatter (aws-samples' README, srun --label): scatter.cu then divided the count
+  // by the ranks and no more, so 64 B over 16 ranks prints count 1, which current nccl-tests rounds
+  // to 16 bytes (4 floats). With root 0 and redop none, gather and scatter both fit (busbw/algbw
+  // 15/16, size = 16 x count); before, the rounding rule left no collective at all.
+  const std::string text = as_printed("nccl-tests/aws-samples-16rank-scatter-srun-label.txt");
+  try {
+    facts(text);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("gather, scatter all fit"), std::string::npos) << what;
+    EXPECT_NE(what.find("size = 16 x count x element"), std::string::npos) << what;
+  }
+  // Told which, validate says plainly that it has no model of it.
+  LogOverrides o;
+  o.collective = "scatter";
+  try {
+    facts(text, o);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not predict scatter"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ValidateLog, AlltoallNewerVersionAcrossTenHosts) {
   const LogFacts f = facts(as_printed("nccl-tests/nccltests_alltoall_1.txt"));
   EXPECT_EQ(f.collective, "alltoall");
