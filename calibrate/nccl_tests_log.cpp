@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "algorithms/nccl_types.h"
 #include "calibrate/nccl_tests_json.h"
 #include "common/error.h"
 #include "common/input_file.h"
@@ -410,6 +411,27 @@ class Parser {
            !std::isdigit(static_cast<unsigned char>(ts[0]));
   }
 
+  // nccl-tests' column names since 2.13 (a run prints them above its rows).
+  static constexpr const char* kCurrentColumns =
+      "size count type redop root time algbw busbw #wrong time algbw busbw #wrong";
+
+  // A row of nccl-tests' current layout where no column header came first (a table pasted without
+  // its header lines): 13 fields, size and count, a datatype, an op (or "none"), a root, then two
+  // groups of time, algbw, busbw and #wrong (a number or N/A).
+  static bool is_headerless_row(const std::string& ts) {
+    const auto t = split_ws(ts);
+    std::uint64_t u = 0;
+    int root = 0;
+    double v = 0;
+    if (t.size() != 13 || !parse_u64(t[0], u) || !parse_u64(t[1], u) || !is_nccl_datatype(t[2]) || !parse_int(t[4], root))
+      return false;
+    for (const std::size_t i : {5, 6, 7, 9, 10, 11})
+      if (!parse_double(t[i], v)) return false;
+    for (const std::size_t i : {8, 12})
+      if (t[i] != "N/A" && !parse_double(t[i], v)) return false;
+    return true;
+  }
+
   // A launcher's message that happens to start with a number, printed into the table ("8 more
   // processes have sent help message help-mtl-ofi.txt / OFI call fail", Open MPI's aggregated
   // warnings): every layout's second field is the element count, a number, so a word there, on a line
@@ -486,6 +508,11 @@ class Parser {
     if (starts_with(ts, "Out of bounds values")) return;
     // A signed first field ("-8") is a row with a bad size, not text to skip (it was dropped silently).
     const bool signed_number = (ts[0] == '-' || ts[0] == '+') && ts.size() > 1 && std::isdigit(static_cast<unsigned char>(ts[1]));
+    if (!table_mode_ && cur_.header_line == 0 && is_headerless_row(ts)) {
+      parse_column_header(kCurrentColumns);
+      cur_.column_header_implied = true;
+      cur_.style = NcclTestsStyle::Current;
+    }
     if (table_mode_ && (std::isdigit(static_cast<unsigned char>(ts[0])) || signed_number)) {
       std::size_t e = 0;
       while (e < ts.size() && !std::isspace(static_cast<unsigned char>(ts[e]))) ++e;

@@ -68,6 +68,8 @@ struct NcclTestsRun {
   std::string wrong_column = "#wrong";  // "#wrong" or "error"
   NcclTestsStyle style = NcclTestsStyle::Current;  // guessed from the column header spacing
   int header_line = 0;                             // line of the column-name header
+  // No column-name header above the rows (a pasted table): read with nccl-tests' current 13 columns.
+  bool column_header_implied = false;
 };
 
 // Parses every run in a log (a file may hold several runs, each with its own header and table).

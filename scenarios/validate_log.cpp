@@ -130,6 +130,9 @@ LogFacts infer_log_facts(const NcclTestsRun& run, const std::string& file, int r
   const int listed_per_process = list.processes == 0 ? 1 : std::max(1, list.lines / list.processes);
   f.gpus_per_process = run.ngpus > 0 ? per_process : listed_per_process;
   f.threads_per_process = std::max(1, run.nthread);
+  if (run.column_header_implied)
+    f.notes.push_back("no column header above the rows: read as nccl-tests' current columns (size count type redop root, "
+                      "then time algbw busbw #wrong out of place and in place)");
   if (run.iters > 0) f.iters = run.iters;
   else
     f.notes.push_back(std::string(run.nthread > 0 ? "the run header prints no iteration count"

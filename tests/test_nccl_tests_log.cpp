@@ -1,6 +1,7 @@
 // Parser tests against real nccl-tests logs (copied into tests/data/nccl-tests/).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -497,3 +498,38 @@ TEST(NcclTestsLog, BlockingLineByteOrderMarkAndSeveralDatatypes) {
   EXPECT_EQ(runs[1].rows[0].count, 2u);
   EXPECT_DOUBLE_EQ(runs[1].rows[1].oop_time_us, 13.50);
 }
+
+namespace ccsim {
+namespace {
+
+// A table pasted without its header lines (an issue quoting only the rows, nccl-tests#167 and #182 do):
+// the rows of nccl-tests' current layout are read as such, and the run says its columns were implied.
+// Rows of another shape (text, the old 12-column layout) before any header stay unread.
+TEST(NcclTestsLog, RowsWithoutTheirColumnHeader) {
+  const std::string name = "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt";
+  const NcclTestsRun plain = only_run(name);
+  ASSERT_FALSE(plain.column_header_implied);
+  std::string rows;
+  for (const auto& l : read_lines(name)) {
+    const std::size_t first = l.find_first_not_of(' ');
+    if (first != std::string::npos && std::isdigit(static_cast<unsigned char>(l[first]))) rows += l + "\n";
+  }
+  std::istringstream in("some text 1 2 3\n" + rows);
+  const auto runs = parse_nccl_tests_log(in, "rows.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].column_header_implied);
+  EXPECT_EQ(runs[0].header_line, 2);
+  ASSERT_EQ(runs[0].rows.size(), plain.rows.size());
+  for (std::size_t i = 0; i < plain.rows.size(); ++i) {
+    EXPECT_EQ(runs[0].rows[i].size_bytes, plain.rows[i].size_bytes);
+    EXPECT_EQ(runs[0].rows[i].redop, "sum");
+    EXPECT_DOUBLE_EQ(runs[0].rows[i].oop_time_us, plain.rows[i].oop_time_us);
+    EXPECT_DOUBLE_EQ(runs[0].rows[i].ip_busbw_GBps, plain.rows[i].ip_busbw_GBps);
+  }
+  // The old layout (no root column: 12 fields) is not guessed.
+  std::istringstream old("           8             2   float     sum    16.36    0.00    0.00  1e-07    15.99    0.00    0.00  0e+00\n");
+  EXPECT_THROW(parse_nccl_tests_log(old, "old.txt"), InputError);
+}
+
+}  // namespace
+}  // namespace ccsim
