@@ -61,7 +61,7 @@ std::string explain_p2p_report(const Topology& topo, const NcclTopoSummary& s, c
   if (collective != "sendrecv" && collective != "alltoall")
     throw std::invalid_argument("explain_p2p_report: not a point-to-point collective: " + collective);
   const bool alltoall = collective == "alltoall";
-  const P2pConfig cfg = nccl_p2p_config(topo, s.coll_channels, s.net_overhead_us);
+  const P2pConfig cfg = nccl_p2p_config(topo, s);
   const int n = topo.num_gpus(), gpn = topo.gpus_per_node();
   std::ostringstream o;
   o << "NCCL point-to-point model (" << collective

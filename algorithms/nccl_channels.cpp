@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "algorithms/collnet.h"
@@ -260,6 +261,14 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
     for (int l = 0; l < ppn; ++l) {
       const int n = nic_for_gpu(topo, l);
       if (n >= 0) typeInter = std::min(typeInter, gpu_nic_path(topo, l, n));
+    }
+    // ncclTopoGetLocalNetCountByBw: GPU 0's NICs in channel order until their path bandwidth reaches
+    // the GPU's path to its CPU (its PCIe link; a C2C-attached GPU's, far wider, takes them all).
+    const std::vector<int> own = nics_of_gpu(topo, 0);
+    const double gpu_cpu = topo.gpu_c2c || gpuPci <= 0 ? std::numeric_limits<double>::max() : gpuPci;
+    for (std::size_t k = 0; k < own.size() && s.net_bw_by_count < gpu_cpu; ++k) {
+      s.net_bw_by_count += netBw;
+      ++s.net_count_by_bw;
     }
     s.notes.push_back(fmt("NET: %.0f NICs x %.1f GB/s per node; GPU->NET path bw %.1f GB/s = min(NIC %.1f, ", nics, nic, netBw, nic) +
                       fmt("GPU PCIe %.1f, NIC PCIe %.1f) in NCCL units; GPU-NIC path ", gpuPci, nicPci) + to_string(typeInter));

@@ -81,6 +81,12 @@ struct NcclTopoSummary {
   int coll_channels = 1;     // comm->nChannels after connect.cc duplication
   int nvls_channels = 0;     // comm->nvlsChannels (NCCL_NVLS_NCHANNELS default)
   double net_overhead_us = 1.0;  // getNetOverhead: Intel 1, AMD 2, other 1 (NCCL_NET_OVERHEAD overrides)
+  // ncclTopoGetLocalNetCountByBw for local GPU 0 (src/graph/topo.cc): the NICs its channels use, in
+  // channel order, counted until their GPU->NIC path bandwidth adds up to the GPU's own path to its
+  // CPU, and that bandwidth (GB/s, NCCL units). 0 without NICs or on one node. P2P channels per
+  // network peer follow from them (algorithms/p2p.cpp).
+  int net_count_by_bw = 0;
+  double net_bw_by_count = 0;
   NcclVersion nccl_version = default_nccl_version();  // whose tuner constants nccl_costs uses
   std::vector<std::string> notes;  // derivation notes, printed by explain
 };

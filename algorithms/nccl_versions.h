@@ -4,7 +4,8 @@
 // docs/nccl-model.md "NCCL versions" lists what differs and what is not modelled.
 //
 // Only the tuner's cost model and enable rules are versioned (what NCCL picks, and the closed form's
-// time of the pick). The topology search (channel counts, graph bandwidths: nccl_channels.h) and the
+// time of the pick), and the P2P channels per network peer, whose rule NCCL 2.29 changed (p2p.h reads
+// NcclVersion::minor). The topology search (channel counts, graph bandwidths: nccl_channels.h) and the
 // engine's per-step constants (step_timing.h, nvls.h) stay 2.30's in every range.
 #pragma once
 #include <string>

@@ -39,14 +39,14 @@ bool all_pairs_nvlink(const Topology& topo) {
 
 }  // namespace
 
-P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_overhead_us) {
+P2pConfig nccl_p2p_config(const Topology& topo, const NcclTopoSummary& summary) {
   P2pConfig c;
   c.nranks = topo.num_gpus();
   c.multi_node = topo.num_nodes() > 1;
   c.pxn = c.multi_node && has_nvlink(topo);
-  c.proxy_cost_s = net_overhead_us * 1e-6;
+  c.proxy_cost_s = summary.net_overhead_us * 1e-6;
   // ncclTopoComputeP2pChannels: p2pnChannels from comm->nChannels (MIN/MAX_P2P_NCHANNELS 1/64).
-  const int base = std::clamp(coll_channels, 1, 64);
+  const int base = std::clamp(summary.coll_channels, 1, 64);
   int min_channels = base;
   // ncclTopoGetNchannels for every peer class present: 2 x the NVLinks of an NVLink path, else 2. On
   // GPUs joined pair by pair a peer's path is its pair's links, or NVB / PCIe (2) when not joined.
@@ -61,9 +61,20 @@ P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_ov
   if (c.multi_node) {
     int net = topo.nccl_channels.channels_per_net_peer;  // NCCL_NCHANNELS_PER_NET_PEER, taken as it is
     if (net == 0) {
-      net = 2;  // unset: 2 per NIC, fewer at scale
-      while (net * c.nranks > base * 4 && net > 1) net /= 2;
-      net = std::max(1, net);  // netCountByBw = 1 (one NIC drives a GPU)
+      // ncclTopoGetNchannels, unset: at least one channel per NIC the GPU uses (counted by bandwidth).
+      const int nics = std::max(1, summary.net_count_by_bw);
+      if (summary.nccl_version.minor >= 29) {
+        // NCCL 2.29+: one channel per 14 GB/s of the GPU's NICs, whatever the rank count (a 400 Gb/s
+        // NIC, 48 GB/s in NCCL's units behind PCIe Gen5: 4). NCCL's divUp((int)netBw, 14).
+        const int per_channel = static_cast<int>(kNcclP2pPerChannelNetGBps);
+        net = std::max(nics, (static_cast<int>(summary.net_bw_by_count) + per_channel - 1) / per_channel);
+      } else {
+        // Up to 2.28: 2, halved while 2 x ranks exceeds 4 x the P2P channels ("avoid overloading
+        // channels with 8+ operations").
+        net = 2;
+        while (net * c.nranks > base * 4 && net > 1) net /= 2;
+        net = std::max(nics, net);
+      }
     }
     min_channels = std::min(min_channels, net);
   }

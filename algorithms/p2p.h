@@ -6,8 +6,11 @@
 // (src/graph/paths.cc ncclTopoComputeP2pChannels / ncclTopoGetNchannels, src/enqueue.cc
 // scheduleP2pTasksToPlan / addP2pToPlan, src/init.cc p2pChunkSize, src/include/channel.h):
 //   - channels: p2pnChannels = pow2Up(min(comm->nChannels, 64)); p2pnChannelsPerPeer = pow2Up(min over
-//     peers of: NVLink peer 2 x NVLink links, other local peer 2, network peer 2 halved while
-//     2 x nRanks > 4 x p2pnChannels (NCCL_NCHANNELS_PER_NET_PEER unset)), at most p2pnChannels;
+//     peers of: NVLink peer 2 x NVLink links, other local peer 2, network peer (NCCL_NCHANNELS_PER_NET_PEER
+//     unset) from the GPU's NICs counted by bandwidth (ncclTopoGetLocalNetCountByBw: netCount NICs of
+//     netBw GB/s): from NCCL 2.29, max(netCount, ceil(netBw / NCCL_P2P_PER_CHANNEL_NET_BW 14)), one
+//     channel per 14 GB/s of NIC (4 for a 400 Gb/s NIC); before, max(netCount, 2 halved while
+//     2 x nRanks > 4 x p2pnChannels)), at most p2pnChannels. --nccl-version picks the rule;
 //   - per operation: nChannelsMin = perPeer halved while nChannelsMin x nRanks > p2pnChannels;
 //     nChannels = min(nChannelsMin, ceil(bytes / minPart)), doubled (up to perPeer) while the part
 //     exceeds maxPart; minPart/maxPart = chunk/2 / chunk across nodes, chunk/8 / 32 chunk in one node;
@@ -66,8 +69,13 @@ struct P2pConfig {
   double proxy_cost_s = 1e-6;
 };
 
-// `coll_channels`: comm->nChannels (NcclTopoSummary::coll_channels); `net_overhead_us`: the proxy cost.
-P2pConfig nccl_p2p_config(const Topology& topo, int coll_channels, double net_overhead_us);
+// NCCL_P2P_PER_CHANNEL_NET_BW's default (NCCL 2.29+ src/graph/paths.cc): the network bandwidth NCCL
+// counts on per P2P channel when it sizes the channels to a peer across nodes, GB/s.
+constexpr double kNcclP2pPerChannelNetGBps = 14;
+
+// From `summary`: comm->nChannels (coll_channels), the proxy cost (net_overhead_us), the GPU's NICs
+// counted by bandwidth and the NCCL version whose channel rule applies.
+P2pConfig nccl_p2p_config(const Topology& topo, const NcclTopoSummary& summary);
 
 // What NCCL decides for one send of `bytes` (addP2pToPlan).
 struct P2pOp {

@@ -45,7 +45,7 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     return out;
   }
   if (is_p2p_collective(collective)) {
-    const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+    const P2pConfig cfg = nccl_p2p_config(topo, summary);
     out.schedule = find_collective(collective)->p2p == P2pPattern::RingNeighbour ? sendrecv_schedule(topo, cfg, size_bytes)
                                                                                   : alltoall_schedule(topo, cfg, size_bytes);
     out.proto = p2p_protocol(topo, summary, collective, size_bytes);
@@ -58,7 +58,7 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
 
 Proto p2p_protocol(const Topology& topo, const NcclTopoSummary& summary, const std::string& collective,
                    double size_bytes) {
-  const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+  const P2pConfig cfg = nccl_p2p_config(topo, summary);
   const CollectiveInfo& info = collective_info(collective);
   const double message = info.p2p == P2pPattern::AllPairs ? size_bytes / std::max(1, topo.num_gpus()) : size_bytes;
   return nccl_p2p_op(cfg, message, topo.num_nodes() > 1).proto;

@@ -457,7 +457,7 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
   } else if (!engine && p2p) {
     // NCCL has no P2P cost model: ccsim's closed form of the P2P schedule (algorithms/p2p.h); for
     // alltoall without its n(n-1) messages.
-    const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+    const P2pConfig cfg = nccl_p2p_config(topo, summary);
     for (std::size_t i = 0; i < sizes.size(); ++i)
       times_s[i] = req.collective == "alltoall"
                        ? alltoall_closed_form_time_s(topo, cfg, static_cast<double>(sizes[i]))

@@ -158,7 +158,7 @@ ReplayRecipe p2p_recipe(const ReplayContext& ctx, Proto proto) {
   const Topology* topo = ctx.topo;
   const NcclTopoSummary* summary = ctx.summary;
   const std::string collective = ctx.collective;
-  const P2pConfig cfg = nccl_p2p_config(*topo, summary->coll_channels, summary->net_overhead_us);
+  const P2pConfig cfg = nccl_p2p_config(*topo, *summary);
   const double per_message = collective == "sendrecv" ? 1.0 : 1.0 / std::max(1, topo->num_gpus());
   ReplayRecipe r = recipe_for(Algo::Ring, proto, kP2pPipelineDepth, [cfg, per_message](double size_bytes) {
                                 const P2pOp op = nccl_p2p_op(cfg, size_bytes * per_message, cfg.multi_node);

@@ -175,7 +175,7 @@ ValidatedRun validate_run(const NcclTestsRun& run, const std::string& file, int 
                                     [](const ValidatedSize* s) { return s->nccl_algorithm != "Ring"; });
   if (info.shape == CollectiveShape::Tuned && non_ring && !opts.calibration)
     ring_only = predict_for_log(topo, log, sizes, opts, parse_algo_filter("Ring", "", "validate (Ring only)")).report;
-  out.causes = likely_causes(out, topo, debug, ring_only ? &*ring_only : nullptr, tol);
+  out.causes = likely_causes(out, topo, debug, ring_only ? &*ring_only : nullptr, tol, opts.nccl_version);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "algorithms/collectives.h"
+#include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
 #include "algorithms/p2p.h"
 #include "common/text.h"
@@ -195,7 +196,7 @@ std::vector<SizeChoice> printed_choices(const ValidatedRun& run, const DebugFact
 }  // namespace
 
 std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& topo, const DebugFacts& debug,
-                                       const PredictionReport* ring_only, double tolerance) {
+                                       const PredictionReport* ring_only, double tolerance, const NcclVersion& version) {
   std::vector<LikelyCause> causes;
   const LogFacts& log = run.log;
   const Plateau bw = plateau(run);
@@ -275,18 +276,22 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
     bw_explained = true;
   }
   // sendrecv across nodes: each network peer's messages run on NCCL's few channels per network peer
-  // (NCCL_NCHANNELS_PER_NET_PEER, 2 by default), and the network path moves less per channel than a
-  // NIC carries (NVIDIA/nccl#1272: 18.3 GB/s on 2 channels, 24.2 on 4, one Slingshot NIC; docs/accuracy.md
-  // "A P2P channel's copy rate"), a rate ccsim does not model.
+  // (NCCL_NCHANNELS_PER_NET_PEER unset: up to 2.28, 2; from 2.29 one per 14 GB/s of NIC), and the
+  // network path moves less per channel than a NIC carries (NVIDIA/nccl#1272: 18.3 GB/s on 2 channels,
+  // 24.2 on 4, one Slingshot NIC; docs/accuracy.md "A P2P channel's copy rate"), a rate ccsim does not model.
   if (bw_slow && bw.present && nodes > 1 && log.collective == "sendrecv" && run.prediction.facts.p2p) {
-    const P2pConfig cfg = nccl_p2p_config(topo, run.prediction.facts.nccl_coll_channels, nccl_net_overhead_us(topo.cpu_vendor));
+    NcclTopoSummary summary = summarize_for_nccl(topo);
+    summary.coll_channels = run.prediction.facts.nccl_coll_channels;
+    summary.nccl_version = version;
+    const P2pConfig cfg = nccl_p2p_config(topo, summary);
     const int channels = nccl_p2p_op(cfg, static_cast<double>(bw.to_bytes), true).channels;
     add("p2p-net-channels", "Few channels per network peer: NCCL's network path per channel below the NIC",
         plateau_text(bw) + "; each message to the other node runs on " + std::to_string(channels) +
-            " channel(s) per peer (NCCL_NCHANNELS_PER_NET_PEER, 2 by default), " + gbps(bw.measured_GBps / channels) +
-            " per channel measured",
+            " channel(s) per peer (NCCL_NCHANNELS_PER_NET_PEER unset: " + version.label() + "'s rule), " +
+            gbps(bw.measured_GBps / channels) + " per channel measured",
         "rerun with NCCL_NCHANNELS_PER_NET_PEER=4 (NVIDIA/nccl#1272: 18.3 -> 24.2 GB/s on one Slingshot NIC); "
-        "--env NCCL_NCHANNELS_PER_NET_PEER=4 predicts its channels");
+        "--env NCCL_NCHANNELS_PER_NET_PEER=4 predicts its channels; NCCL 2.28 and older give a network peer 2 "
+        "channels, 2.29 and later one per 14 GB/s of NIC: --nccl-version predicts the log's own rule");
   }
   if (bw_slow && bw.present && nodes > 1) {
     const bool debug_no_gdr = debug.present && debug.net_connections > 0 && debug.net_gdr_connections == 0;

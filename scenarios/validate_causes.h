@@ -7,6 +7,7 @@
 #pragma once
 #include <vector>
 
+#include "algorithms/nccl_versions.h"
 #include "report/validation_report.h"
 #include "topologies/topology.h"
 
@@ -14,8 +15,8 @@ namespace ccsim {
 
 // `ring_only`: the same prediction with NCCL restricted to Ring (nullptr when not computed: the
 // prediction already is Ring on the bandwidth side, or the collective has no tuner choice).
-// `tolerance`: fraction (0.2 = 20%).
+// `tolerance`: fraction (0.2 = 20%). `version`: the NCCL whose rules the prediction followed.
 std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& topo, const DebugFacts& debug,
-                                       const PredictionReport* ring_only, double tolerance);
+                                       const PredictionReport* ring_only, double tolerance, const NcclVersion& version);
 
 }  // namespace ccsim

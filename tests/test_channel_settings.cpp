@@ -58,7 +58,7 @@ TEST(ChannelSettings, CtasBoundCollectiveAndNvlsChannels) {
   const Topology two = testing::preset("dgx-h100", 2, {}, {"NCCL_MAX_CTAS=3"});
   const NcclTopoSummary s = summarize_for_nccl(two);
   EXPECT_EQ(s.coll_channels, 3);
-  EXPECT_EQ(nccl_p2p_config(two, s.coll_channels, s.net_overhead_us).p2p_channels, 4);
+  EXPECT_EQ(nccl_p2p_config(two, s).p2p_channels, 4);
 }
 
 TEST(ChannelSettings, DescriptionKeysAndTheirBounds) {

@@ -20,6 +20,14 @@
 namespace ccsim {
 namespace {
 
+// A summary of `t` whose comm->nChannels is `coll_channels` (the proxy cost 1 us).
+[[maybe_unused]] NcclTopoSummary summary_with_channels(const Topology& t, int coll_channels) {
+  NcclTopoSummary s = summarize_for_nccl(t);
+  s.coll_channels = coll_channels;
+  s.net_overhead_us = 1.0;
+  return s;
+}
+
 using testing::preset;
 using testing::single_gpu_nodes_spec;
 
@@ -186,7 +194,7 @@ TEST(P2p, NcclChannelAndChunkDecisionsOnDgxH100) {
     const Topology topo = preset("dgx-h100", 1);
     const NcclTopoSummary sum = summarize_for_nccl(topo);
     ASSERT_EQ(sum.coll_channels, 24);
-    const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+    const P2pConfig c = nccl_p2p_config(topo, sum);
     EXPECT_EQ(c.p2p_channels, 32);
     EXPECT_EQ(c.channels_per_peer, 32);
     EXPECT_DOUBLE_EQ(c.chunk_bytes, 512.0 * 1024);
@@ -210,18 +218,23 @@ TEST(P2p, NcclChannelAndChunkDecisionsOnDgxH100) {
     EXPECT_EQ(small.proto, Proto::LL);
     EXPECT_EQ(nccl_p2p_op(c, 16385, false).proto, Proto::Simple);
   }
-  // Two nodes (16 ranks): network peers get 2 channels (2 x 16 <= 4 x p2pnChannels), 128 KiB chunks.
+  // Two nodes (16 ranks): NCCL 2.29+ gives a network peer one channel per 14 GB/s of the GPU's NIC
+  // (NCCL_P2P_PER_CHANNEL_NET_BW): one 400 Gb/s NIC, 48 GB/s in NCCL's units behind PCIe Gen5, takes
+  // ceil(48 / 14) = 4; 128 KiB chunks.
   {
     const Topology topo = preset("dgx-h100", 2);
-    const NcclTopoSummary sum = summarize_for_nccl(topo);
-    const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
-    EXPECT_EQ(c.channels_per_peer, 2);
+    NcclTopoSummary sum = summarize_for_nccl(topo);
+    EXPECT_EQ(sum.net_count_by_bw, 1);
+    EXPECT_DOUBLE_EQ(sum.net_bw_by_count, 48.0);
+    const P2pConfig c = nccl_p2p_config(topo, sum);
+    EXPECT_EQ(c.channels_per_peer, 4);
     EXPECT_DOUBLE_EQ(c.chunk_bytes, 128.0 * 1024);
     EXPECT_TRUE(c.pxn);
-    // 1 MiB: 2 channels (min part 64 KiB), part 512 KiB > max part 128 KiB but 2 > 2/2: stays 2.
-    // Over the network 1 MiB is not below 8 chunks (1 MiB): full 128 KiB chunks, 4 per channel.
+    // 1 MiB: nChannelsMin 4 halved while x 16 ranks > 16 p2p channels: 1; min(1, 1 MiB / 64 KiB) = 1;
+    // doubled while the part exceeds the 128 KiB max part, up to 4 per peer: 4 parts of 256 KiB.
+    // Over the network 1 MiB is not below 8 chunks (1 MiB): full 128 KiB chunks, 2 per channel.
     const P2pOp op = nccl_p2p_op(c, 1 << 20, true);
-    EXPECT_EQ(op.channels, 2);
+    EXPECT_EQ(op.channels, 4);
     EXPECT_EQ(op.proto, Proto::Simple);
     EXPECT_DOUBLE_EQ(op.chunk_data_bytes, 128.0 * 1024);
     EXPECT_EQ(op.chunks, 8);
@@ -230,6 +243,9 @@ TEST(P2p, NcclChannelAndChunkDecisionsOnDgxH100) {
     EXPECT_EQ(mid.proto, Proto::Simple);
     EXPECT_DOUBLE_EQ(mid.chunk_data_bytes, 32.0 * 1024);
     EXPECT_EQ(mid.chunks, 4);
+    // Up to NCCL 2.28: 2, halved only while 2 x ranks > 4 x p2p channels (2 x 16 <= 4 x 16: 2).
+    sum.nccl_version = parse_nccl_version("2.28", "test");
+    EXPECT_EQ(nccl_p2p_config(topo, sum).channels_per_peer, 2);
   }
 }
 
@@ -241,7 +257,7 @@ TEST(P2p, RoundOrderIsNodeMajor) {
 TEST(P2p, AlltoallSendsToEveryPeerThroughTheRailOfTheDestination) {
   const Topology topo = preset("dgx-h100", 2);
   const NcclTopoSummary sum = summarize_for_nccl(topo);
-  const P2pConfig c = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+  const P2pConfig c = nccl_p2p_config(topo, sum);
   const double size = 16.0 * 1024 * 1024;
   P2pScheduleOptions one_record_per_message;
   one_record_per_message.aggregate_pxn = false;
@@ -278,7 +294,7 @@ TEST(P2p, EngineMatchesTheClosedFormsForLLAndSimple) {
     const Topology topo = uniform(n);
     const NcclTopoSummary sum = summarize_for_nccl(topo);
     ASSERT_DOUBLE_EQ(sum.net_overhead_us, 1.0);
-    const P2pConfig cfg = nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+    const P2pConfig cfg = nccl_p2p_config(topo, sum);
     for (double size : {1024.0, 8.0 * 1024, 4.0 * 1024 * 1024, 256.0 * 1024 * 1024}) {
       for (const std::string coll : {"sendrecv", "alltoall"}) {
         const double message = coll == "sendrecv" ? size : size / n;
@@ -299,7 +315,7 @@ TEST(P2p, PeersBeyondTheConcurrencyLimitWaitForASlot) {
   // channel runs 8 operations at once: rounds 0..7 (round 0 is the copy to itself) form the first
   // wave, rounds 8..11 the second; round r waits for round r-8 of the same rank.
   const Topology topo = uniform(12);
-  const P2pConfig cfg = nccl_p2p_config(topo, 1, 1.0);
+  const P2pConfig cfg = nccl_p2p_config(topo, summary_with_channels(topo, 1));
   ASSERT_EQ(cfg.p2p_channels, 1);
   ASSERT_EQ(cfg.channels_per_peer, 1);
   ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 8);

@@ -23,12 +23,15 @@ NcclDebugInfo debug_log(const std::string& name) {
 
 // Two p5.48xlarge nodes, NCCL 2.20.3 with aws-ofi-nccl: "16 coll channels, 0 collnet channels, 16 nvls
 // channels, 16 p2p channels, 2 p2p channels per peer". ccsim: 8 ring channels x 2, not doubled again
-// at 16 (connect.cc); p2p pow2Up(16) = 16; per peer min(NVLink 36, network 2) = 2; NVLS 16 (sm90).
+// at 16 (connect.cc); p2p pow2Up(16) = 16; per peer with the log's NCCL, min(NVLink 36, network 2) = 2;
+// NVLS 16 (sm90). NCCL 2.29+ sizes the network peers' channels by the NIC (48 GB/s / 14): 4.
 TEST(DebugLogChannels, TwoP5Nodes) {
   const NcclDebugInfo log = debug_log("nccl_debug_2.txt");
   const Topology topo = testing::preset("aws-p5", 2);
-  const NcclTopoSummary s = summarize_for_nccl(topo);
-  const P2pConfig p2p = nccl_p2p_config(topo, s.coll_channels, s.net_overhead_us);
+  NcclTopoSummary s = summarize_for_nccl(topo);
+  EXPECT_EQ(nccl_p2p_config(topo, s).channels_per_peer, 4);
+  s.nccl_version = parse_nccl_version("2.20.3", "test");
+  const P2pConfig p2p = nccl_p2p_config(topo, s);
   EXPECT_EQ(s.coll_channels, log.coll_channels);
   EXPECT_EQ(s.nvls_channels, log.nvls_channels);
   EXPECT_EQ(p2p.p2p_channels, log.p2p_channels);

@@ -21,15 +21,16 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 // Two DGX H100 nodes, alltoall at 1 MiB: 16 coll channels (connect.cc doubles only below 16; NCCL
 // 2.20's 2-node p5 debug log prints "16 coll channels, ... 16 p2p channels, 2 p2p channels per peer")
-// -> p2pnChannels pow2Up(16) = 16; per peer min(16, NVLink 2 x 18 links, network 2 (2 x 16 ranks <=
-// 4 x 16, not halved)) = 2. A message is 1 MiB / 16 ranks = 64 KiB: nChannelsMin 1 (2 x 16 ranks =
-// 32 is above 16, halved), channels min(1, ceil(64 KiB / (128 KiB / 2))) = 1; LL only up to 1 x 16 KiB, so Simple; across nodes a Simple
+// -> p2pnChannels pow2Up(16) = 16; per peer min(16, NVLink 2 x 18 links, network ceil(48 GB/s NIC /
+// 14) = 4 (NCCL 2.29+; the 2.20 log's rule gave 2)) = 4. A message is 1 MiB / 16 ranks = 64 KiB:
+// nChannelsMin 1 (4 x 16 ranks and 2 x 16 are above 16, halved twice), channels min(1, ceil(64 KiB /
+// (128 KiB / 2))) = 1; LL only up to 1 x 16 KiB, so Simple; across nodes a Simple
 // message below one 128 KiB chunk takes chunk / 4 = 32 KiB, 2 chunks; in the node 128 KiB, 1 chunk.
 // Rank 0's peers: its 7 node mates over NVLink, rank 8 through its own NIC, ranks 9-15 by PXN.
 TEST(ExplainP2p, AlltoallOnTwoDgxH100Nodes) {
   const Topology topo = make("dgx-h100", {}, 2);
   const std::string r = explain_p2p_report(topo, summarize_for_nccl(topo), "alltoall", 1 << 20);
-  EXPECT_TRUE(has(r, "p2pnChannels 16 (pow2Up of the 16 coll channels), 2 per peer")) << r;
+  EXPECT_TRUE(has(r, "p2pnChannels 16 (pow2Up of the 16 coll channels), 4 per peer")) << r;
   EXPECT_TRUE(has(r, "chunk 128 KiB (NCCL_P2P_NET_CHUNKSIZE); PXN on")) << r;
   EXPECT_TRUE(has(r, "P2P over NVLink: 7 peer(s), e.g. rank 1")) << r;
   EXPECT_TRUE(has(r, "GPU memory to NIC directly): 1 peer(s), e.g. rank 8")) << r;

@@ -347,9 +347,11 @@ TEST(NvlinkDomainLogs, OciGb300AllToAllInsideARackIsNvlinkBound) {
 }
 
 // 32 trays over two racks (16 per rack, RoCE between them). The all-to-all sends half of each GPU's
-// buffer to the other rack; the prediction (the P2P schedule's closed form; the engine's replay gives
-// the same plateau in 11 s) moves it through one of the GPU's two 400 Gb/s NICs at RoCE's 0.95
-// (47.5 GB/s: busbw 47.5 x 2 x 127/128), and the log holds half of that from 128 MiB on.
+// buffer to the other rack; the prediction (the P2P schedule's closed form) moves it through one of
+// the GPU's two 400 Gb/s NICs at RoCE's 0.95 (47.5 GB/s: busbw 47.5 x 2 x 127/128), a little below
+// since NCCL 2.29's 8 channels per network peer (two NICs of 50 GB/s over 14 each) leave 32 p2p
+// channels room for 32 peers at a time: the 63 peers in the rack take waves of their own before the
+// 64 across racks. The log holds half of the NIC's rate from 128 MiB on.
 // The all_reduce of the same racks has a floor near 490 us from 1 to 16 MiB (one rack: 30-33 us);
 // neither is explained by the description (docs/accuracy.md).
 TEST(NvlinkDomainLogs, OciGb300TwoRacksRunAtHalfThePrediction) {
@@ -357,7 +359,8 @@ TEST(NvlinkDomainLogs, OciGb300TwoRacksRunAtHalfThePrediction) {
   const ValidatedRun a2a = validate_gb200("oci-gb300-32tray-128gpu-2rack-alltoall-nccl2.28.7.txt", 128, sets, PredictModel::ClosedForm);
   EXPECT_EQ(a2a.prediction.facts.nodes, 2);
   const double one_nic_busbw_GBps = 400 / 8.0 * 0.95 * 2 * 127 / 128;
-  EXPECT_NEAR(a2a.sizes.back().predicted_busbw_GBps, one_nic_busbw_GBps, 0.01 * one_nic_busbw_GBps);
+  EXPECT_LT(a2a.sizes.back().predicted_busbw_GBps, one_nic_busbw_GBps);
+  EXPECT_GT(a2a.sizes.back().predicted_busbw_GBps, 0.9 * one_nic_busbw_GBps);
   EXPECT_NEAR(a2a.sizes.back().measured_busbw_GBps, 47.67, 0.01);
   EXPECT_GT(a2a.bandwidth.median_error, 0.8);
   EXPECT_LT(a2a.bandwidth.median_error, 1.2) << a2a.bandwidth.median_error;

@@ -20,6 +20,14 @@
 namespace ccsim {
 namespace {
 
+// A summary of `t` whose comm->nChannels is `coll_channels` (the proxy cost 1 us).
+[[maybe_unused]] NcclTopoSummary summary_with_channels(const Topology& t, int coll_channels) {
+  NcclTopoSummary s = summarize_for_nccl(t);
+  s.coll_channels = coll_channels;
+  s.net_overhead_us = 1.0;
+  return s;
+}
+
 using testing::preset;
 
 // dgx-h100 with nominal NIC and PCIe rates (efficiency 1): the 400 Gb/s NIC (50 GB/s per direction)
@@ -32,9 +40,11 @@ Topology nominal_dgx_h100(int nodes) {
   return build_topology(spec, "test");
 }
 
-P2pConfig config_of(const Topology& topo) {
-  const NcclTopoSummary sum = summarize_for_nccl(topo);
-  return nccl_p2p_config(topo, sum.coll_channels, sum.net_overhead_us);
+// `nccl_version`: whose channel rule (--nccl-version); "" for the default, NCCL 2.30.
+P2pConfig config_of(const Topology& topo, const std::string& nccl_version = "") {
+  NcclTopoSummary sum = summarize_for_nccl(topo);
+  if (!nccl_version.empty()) sum.nccl_version = parse_nccl_version(nccl_version, "test");
+  return nccl_p2p_config(topo, sum);
 }
 
 // The record carrying src -> dst (unaggregated schedules: one per message).
@@ -55,11 +65,11 @@ P2pScheduleOptions unaggregated() {
 }
 
 // NCCL_P2P_NET_CHUNKSIZE (node.nic.p2p_chunk_bytes) sets the chunk and, through minPart = chunk / 2
-// and maxPart = chunk across nodes, how a message is split. A 1 MiB message on 2 DGX H100 nodes (2
-// channels per peer, nChannelsMin 2 with 16 ranks and 32 p2p channels):
-//   128 KiB (NCCL's default): channels min(2, ceil(1 MiB / 64 KiB)) = 2, parts of 512 KiB stay at 2
-//     (no more per peer); 1 MiB is not below 8 chunks, so 128 KiB chunks: 512 KiB / 128 KiB = 4 per
-//     channel, 8 in all;
+// and maxPart = chunk across nodes, how a message is split. A 1 MiB message on 2 DGX H100 nodes (4
+// channels per peer, NCCL 2.29+'s one per 14 GB/s of NIC; nChannelsMin 2 with 16 ranks and 32 p2p channels):
+//   128 KiB (NCCL's default): channels min(2, ceil(1 MiB / 64 KiB)) = 2, parts of 512 KiB above the
+//     128 KiB max part double them to 4 (the most per peer); 1 MiB is not below 8 chunks, so 128 KiB
+//     chunks: 256 KiB / 128 KiB = 2 per channel, 8 in all;
 //   512 KiB (aws-ofi-nccl's on p5): channels min(2, ceil(1 MiB / 256 KiB)) = 2; 1 MiB < 8 x 512 KiB
 //     halves the chunk to 256 KiB: 2 per channel, 4 in all.
 TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
@@ -73,7 +83,7 @@ TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
   EXPECT_EQ(c1.chunk_bytes, 524288);
   EXPECT_STREQ(c1.chunk_param, "NCCL_P2P_NET_CHUNKSIZE");
   const P2pOp a = nccl_p2p_op(c0, 1 << 20, true), b = nccl_p2p_op(c1, 1 << 20, true);
-  EXPECT_EQ(a.channels, 2);
+  EXPECT_EQ(a.channels, 4);
   EXPECT_EQ(a.chunk_data_bytes, 131072);
   EXPECT_EQ(a.chunks, 8);
   EXPECT_EQ(b.channels, 2);
@@ -106,14 +116,21 @@ TEST(P2pMessages, TheNetChunkSizeSplitsMessages) {
 }
 
 // NCCL_NCHANNELS_PER_NET_PEER replaces NCCL's rule for peers across the network (paths.cc
-// ncclTopoGetNchannels: 2, halved while 2 x ranks > 4 x p2pnChannels). 2 x dgx-h100 (16 ranks, 16 p2p
-// channels): per peer min(16, NVLink 2 x 18, network 2) = 2 by default, 8 with the setting at 8.
-// 32 nodes (256 ranks): 2 x 256 > 4 x 16 halves it to 1; the setting at 4 gives 4.
+// ncclTopoGetNchannels). NCCL 2.29+: max(NICs, ceil(NIC GB/s / 14)), whatever the ranks: on dgx-h100
+// (one 400 Gb/s NIC per GPU, 48 GB/s in NCCL's units) 4, on 2 nodes (16 p2p channels: per peer
+// min(16, NVLink 2 x 18, 4)) as on 32. Up to 2.28: 2, halved while 2 x ranks > 4 x p2pnChannels: 2 on
+// 2 nodes, 1 on 32 (2 x 256 > 4 x 16). The setting: 8 and 4 whatever the version.
 TEST(P2pMessages, ChannelsPerNetPeerSetting) {
-  EXPECT_EQ(config_of(testing::preset("dgx-h100", 2)).channels_per_peer, 2);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 2)).channels_per_peer, 4);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32)).channels_per_peer, 4);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 2), "2.28").channels_per_peer, 2);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32), "2.28").channels_per_peer, 1);
   EXPECT_EQ(config_of(testing::preset("dgx-h100", 2, {}, {"NCCL_NCHANNELS_PER_NET_PEER=8"})).channels_per_peer, 8);
-  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32)).channels_per_peer, 1);
-  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32, {}, {"NCCL_NCHANNELS_PER_NET_PEER=4"})).channels_per_peer, 4);
+  EXPECT_EQ(config_of(testing::preset("dgx-h100", 32, {}, {"NCCL_NCHANNELS_PER_NET_PEER=4"}), "2.28").channels_per_peer, 4);
+  // Two 100 Gb/s NICs per GPU (oci-a100: 12.5 GB/s each, counted until they reach the GPU's 24 GB/s
+  // PCIe Gen4 path): at least one channel per NIC, 2 either way.
+  EXPECT_EQ(config_of(testing::preset("oci-a100", 2)).channels_per_peer, 2);
+  EXPECT_EQ(config_of(testing::preset("oci-a100", 2), "2.28").channels_per_peer, 2);
   // One node has no network peer: nothing changes (pow2Up(min(24 coll channels, NVLink 36)) = 32).
   EXPECT_EQ(config_of(testing::preset("dgx-h100", 1, {}, {"NCCL_NCHANNELS_PER_NET_PEER=1"})).channels_per_peer, 32);
 }
@@ -169,9 +186,9 @@ TEST(P2pMessages, EachMessageTakesTheProtocolOfItsOwnSize) {
   EXPECT_DOUBLE_EQ(record(s, 0, 2).bytes, big);
   EXPECT_DOUBLE_EQ(record(s, 0, 9).bytes, 2 * small);
   EXPECT_DOUBLE_EQ(record(s, 0, 10).bytes, big);
-  // Across nodes 1 MiB runs on 2 channels (docs/collectives.md), 4 KiB on 1.
+  // Across nodes 1 MiB runs on 4 channels (NCCL 2.29+'s 4 per network peer; docs/collectives.md), 4 KiB on 1.
   EXPECT_EQ(record(s, 0, 9).channels, 1);
-  EXPECT_EQ(record(s, 0, 10).channels, 2);
+  EXPECT_EQ(record(s, 0, 10).channels, 4);
   // Fixed cost across nodes: launch (LL 6.6 us, Simple 8.4 us) + NET hop (LL 2.7 us, Simple 14 us)
   // + the proxy's sweep. PXN: 0 -> 9 is posted by GPU 1 (rail 1), 0 -> 10 by GPU 2 (rail 2), each
   // proxy with that one send and no receive: 1 x 1 us.
@@ -216,7 +233,7 @@ TEST(P2pMessages, SparseMessagesWaitOnlyForTheMessageInTheirSlot) {
   // Rank 0 sends in rounds 1 (rank 1), 9 (rank 9) and 10 (rank 10): round 9 waits for round 1;
   // round 10 would wait for round 2, in which rank 0 sends nothing: it does not wait.
   const Topology topo = preset("dgx-h100", 2);
-  const P2pConfig cfg = nccl_p2p_config(topo, 1, 1.0);
+  const P2pConfig cfg = nccl_p2p_config(topo, summary_with_channels(topo, 1));
   ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 8);
   const Schedule s = alltoallv_schedule(topo, cfg, {{0, 1, 1 << 20}, {0, 9, 1 << 20}, {0, 10, 1 << 20}}, unaggregated());
   ASSERT_EQ(s.transfers.size(), 3u);
@@ -332,12 +349,14 @@ TEST(P2pAggregation, SameTimesAsOneRecordPerMessageOnFourDgxH100Nodes) {
 }
 
 TEST(P2pAggregation, SameTimesWithRoundsInSeveralWaves) {
-  // comm->nChannels = 2: p2pnChannels 2, one channel per message (network peers: 2 halved while
-  // 2 x 32 ranks > 4 x 2), so 16 rounds in flight: wave 0 = rounds 1..15 (inside the node, then the
-  // next node), wave 1 = rounds 16..31 (two and three nodes ahead), each message waiting for its
-  // rank's message 16 rounds earlier.
+  // comm->nChannels = 2 with NCCL 2.28's rule: p2pnChannels 2, one channel per message (network peers:
+  // 2 halved while 2 x 32 ranks > 4 x 2), so 16 rounds in flight: wave 0 = rounds 1..15 (inside the
+  // node, then the next node), wave 1 = rounds 16..31 (two and three nodes ahead), each message
+  // waiting for its rank's message 16 rounds earlier.
   const Topology topo = preset("dgx-h100", 4);
-  const P2pConfig cfg = nccl_p2p_config(topo, 2, 1.0);
+  NcclTopoSummary summary = summary_with_channels(topo, 2);
+  summary.nccl_version = parse_nccl_version("2.28", "test");
+  const P2pConfig cfg = nccl_p2p_config(topo, summary);
   ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 16);
   // Wave 1's first cross-node round (two nodes ahead) waits for messages inside the node, of 4 to
   // 12 KiB, which end up to 0.16 us apart; its records start with the last of them, and their NIC

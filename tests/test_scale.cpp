@@ -181,7 +181,7 @@ TEST(Scale, OrbitSchedulesRefuseWhatTheEngineCannotProve) {
 // sweep of sizes (LL and Simple messages). `expected_order` is derived by hand from the fabric.
 void expect_alltoall_orbits_unchanged(const Topology& topo, int expected_order) {
   const NcclTopoSummary summary = summarize_for_nccl(topo);
-  const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+  const P2pConfig cfg = nccl_p2p_config(topo, summary);
   const std::vector<double> sizes = {64.0 * topo.num_gpus(), 1 << 20, 64 << 20, 1 << 30};
   for (double size : sizes) {
     SCOPED_TRACE(std::to_string(topo.num_gpus()) + " GPUs, " + std::to_string(size) + " bytes");
@@ -242,7 +242,7 @@ TEST(Scale, AlltoallOrbitRepresentativesSimulateAsTheWholeSchedule) {
   for (const char* name : {"pcie-gen4-8gpu", "hgx-a100"}) {
     const Topology topo = preset(name, 2);
     const NcclTopoSummary summary = summarize_for_nccl(topo);
-    const P2pConfig cfg = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+    const P2pConfig cfg = nccl_p2p_config(topo, summary);
     expect_alltoall_orbits_unchanged(topo, find_quotient(topo, alltoall_schedule(topo, cfg, 1 << 20)).order);
   }
 }

@@ -351,7 +351,7 @@ TEST(Shm, TwoWayWeightIsOneRuleForTheEngineAndTheClosedForms) {
                                          "node.cpu.sockets=1", "node.pcie.switches_per_socket=1"};
   const Topology t = make("pcie-gen4-8gpu", pair);
   const NcclTopoSummary sum = summarize_for_nccl(t);
-  const P2pConfig cfg = nccl_p2p_config(t, sum.coll_channels, sum.net_overhead_us);
+  const P2pConfig cfg = nccl_p2p_config(t, sum);
   const double S = 1ull << 30;
   const Schedule a2a = alltoall_schedule(t, cfg, S);
   for (double w : shm_two_way_weights(t, a2a)) EXPECT_DOUBLE_EQ(w, 1 / 0.65);

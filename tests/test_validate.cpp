@@ -492,7 +492,7 @@ TEST(Validate, DebugLogChoicesAgainstTheAssumedAlgorithms) {
   debug.present = true;
   debug.file = "debug.log";
   debug.algorithms = {"Tree"};
-  const auto causes = likely_causes(run, build_topology(spec, "hgx-a100"), debug, nullptr, 0.2);
+  const auto causes = likely_causes(run, build_topology(spec, "hgx-a100"), debug, nullptr, 0.2, default_nccl_version());
   const auto it = std::find_if(causes.begin(), causes.end(), [](const LikelyCause& c) { return c.id == "nccl-chose-otherwise"; });
   ASSERT_NE(it, causes.end());
   EXPECT_NE(it->evidence.find("debug.log shows NCCL choosing Tree; ccsim assumed Ring"), std::string::npos) << it->evidence;
@@ -514,7 +514,7 @@ TEST(Validate, DebugLogChoicesSizeBySize) {
   EXPECT_EQ(printed.choices[9].algorithm + "/" + printed.choices[9].protocol, "Tree/LL128");
   const Topology topo = build_topology(spec, "dgx-h100");
   auto cause = [&](const DebugFacts& d, const std::string& id) {
-    const auto causes = likely_causes(run, topo, d, nullptr, 0.2);
+    const auto causes = likely_causes(run, topo, d, nullptr, 0.2, default_nccl_version());
     const auto it = std::find_if(causes.begin(), causes.end(), [&](const LikelyCause& c) { return c.id == id; });
     return it == causes.end() ? std::optional<LikelyCause>() : std::optional<LikelyCause>(*it);
   };
@@ -540,7 +540,7 @@ TEST(Validate, DebugLogChoicesSizeBySize) {
   const std::uint64_t first = ag.sizes.front().size_bytes;  // 32 MiB
   DebugFacts named = printed;
   named.choices = {{"AllGather", first, "Tree", "LL"}, {"AllGather", first / 8, "NVLS", "Simple"}};
-  const auto named_cause = likely_causes(ag, build_topology(spec, "dgx-h100"), named, nullptr, 0.2);
+  const auto named_cause = likely_causes(ag, build_topology(spec, "dgx-h100"), named, nullptr, 0.2, default_nccl_version());
   const auto n = std::find_if(named_cause.begin(), named_cause.end(), [](const LikelyCause& c) { return c.id == "nccl-chose-otherwise"; });
   ASSERT_NE(n, named_cause.end());
   EXPECT_NE(n->evidence.find("at 2 of the log's sizes; 2 differ: 32 MiB: NCCL NVLS/Simple, ccsim Ring/Simple; 256 MiB: "
@@ -637,13 +637,13 @@ TEST(Validate, ATunerPluginIsNamedWhereTheRunMisses) {
   debug.tuner_plugin = "nccl_ofi_tuner (v3)";
   const ValidatedRun p5 = testing::validate_real_log("aws-p5-2node-efa-allreduce.txt", load_topology_spec("aws-p5"), "aws-p5");
   ASSERT_FALSE(p5.pass);
-  const auto causes = likely_causes(p5, build_topology(load_topology_spec("aws-p5"), "aws-p5"), debug, nullptr, 0.2);
+  const auto causes = likely_causes(p5, build_topology(load_topology_spec("aws-p5"), "aws-p5"), debug, nullptr, 0.2, default_nccl_version());
   const auto plugin = std::find_if(causes.begin(), causes.end(), [](const LikelyCause& c) { return c.id == "tuner-plugin"; });
   ASSERT_NE(plugin, causes.end());
   EXPECT_NE(plugin->evidence.find("nccl_ofi_tuner (v3) (loaded, p5-debug.txt)"), std::string::npos) << plugin->evidence;
   // Without the plugin line, no such cause.
   debug.tuner_plugin.clear();
-  const auto without = likely_causes(p5, build_topology(load_topology_spec("aws-p5"), "aws-p5"), debug, nullptr, 0.2);
+  const auto without = likely_causes(p5, build_topology(load_topology_spec("aws-p5"), "aws-p5"), debug, nullptr, 0.2, default_nccl_version());
   EXPECT_TRUE(std::none_of(without.begin(), without.end(), [](const LikelyCause& c) { return c.id == "tuner-plugin"; }));
 }
 

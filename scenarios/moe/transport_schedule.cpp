@@ -131,7 +131,7 @@ Schedule allgather_dispatcher(const Topology& topo, const MoeLayer& layer, const
 TransportCosts transport_costs(const Topology& topo) {
   TransportCosts c;
   const NcclTopoSummary summary = summarize_for_nccl(topo);
-  c.p2p = nccl_p2p_config(topo, summary.coll_channels, summary.net_overhead_us);
+  c.p2p = nccl_p2p_config(topo, summary);
   c.deepep_launch_s = nccl230::baseLat[1][static_cast<int>(Proto::LL)] * 1e-6;
   c.gpu_message_rate_per_s = topo.network.message_rate_per_s;
   c.forward_chunk_tokens = kDeepepRdmaChunkTokens;
