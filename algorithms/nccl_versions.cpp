@@ -186,6 +186,8 @@ const NcclVersion& default_nccl_version() {
   return v;
 }
 
+bool nccl_p2p_net_channels_by_bandwidth(const NcclVersion& v) { return v.major > 2 || (v.major == 2 && v.minor >= 29); }
+
 NcclVersion parse_nccl_version(const std::string& text, const std::string& where) {
   const std::string expect = "expected X.Y or X.Y.Z, e.g. 2.19 or 2.19.4";
   const std::string not_a_version =

@@ -4,9 +4,10 @@
 // docs/nccl-model.md "NCCL versions" lists what differs and what is not modelled.
 //
 // Only the tuner's cost model and enable rules are versioned (what NCCL picks, and the closed form's
-// time of the pick), and the P2P channels per network peer, whose rule NCCL 2.29 changed (p2p.h reads
-// NcclVersion::minor). The topology search (channel counts, graph bandwidths: nccl_channels.h) and the
-// engine's per-step constants (step_timing.h, nvls.h) stay 2.30's in every range.
+// time of the pick), and the P2P channels per network peer, whose rule NCCL 2.29 changed
+// (nccl_p2p_net_channels_by_bandwidth below). The topology search (channel counts, graph
+// bandwidths: nccl_channels.h) and the engine's per-step constants (step_timing.h, nvls.h) stay
+// 2.30's in every range.
 #pragma once
 #include <string>
 
@@ -61,6 +62,11 @@ struct NcclVersion {
 
 // NCCL 2.30.7, ccsim's default (today's behaviour).
 const NcclVersion& default_nccl_version();
+
+// Whether `v` sizes a network peer's P2P channels by the GPU's NIC bandwidth (src/graph/paths.cc
+// ncclTopoGetNchannels from v2.29.2-1: one channel per NCCL_P2P_PER_CHANNEL_NET_BW) rather than by the
+// rank count (2, halved at scale, up to v2.28.9-1): algorithms/p2p.cpp.
+bool nccl_p2p_net_channels_by_bandwidth(const NcclVersion& v);
 
 // "2.19", "2.19.4" (a "+cuda12.2" suffix, as NCCL prints it, is accepted): InputError (where =
 // `where`) for anything else and for versions outside the modelled range, naming the range.

@@ -63,7 +63,7 @@ P2pConfig nccl_p2p_config(const Topology& topo, const NcclTopoSummary& summary) 
     if (net == 0) {
       // ncclTopoGetNchannels, unset: at least one channel per NIC the GPU uses (counted by bandwidth).
       const int nics = std::max(1, summary.net_count_by_bw);
-      if (summary.nccl_version.minor >= 29) {
+      if (nccl_p2p_net_channels_by_bandwidth(summary.nccl_version)) {
         // NCCL 2.29+: one channel per 14 GB/s of the GPU's NICs, whatever the rank count (a 400 Gb/s
         // NIC, 48 GB/s in NCCL's units behind PCIe Gen5: 4). NCCL's divUp((int)netBw, 14).
         const int per_channel = static_cast<int>(kNcclP2pPerChannelNetGBps);

@@ -634,7 +634,8 @@ TEST(PresetLogs, GoogleA3UltraOnGkeHasTheVmsPlateauNotTheirFloor) {
   EXPECT_NEAR(last.measured_busbw_GBps, 330.16, 0.01);
   EXPECT_LT(last.predicted_busbw_GBps, 8 * 50.0 * 0.95);
   EXPECT_GT(run.bandwidth.median_error, 0.10);
-  EXPECT_LT(run.bandwidth.median_error, 0.16) << run.bandwidth.median_error;
+  // Below the ring bound's own distance from the log's plateau: 380 / 330.16 - 1 = 15.1%.
+  EXPECT_LT(run.bandwidth.median_error, 8 * 50.0 * 0.95 / 330.16 - 1) << run.bandwidth.median_error;
   EXPECT_NEAR(run.sizes.front().measured_time_us, 56.00, 0.01);  // 1 KiB; the VMs: 28.05-28.70 us
   EXPECT_GT(run.latency.median_error, 0.50);  // gIB's per-step cost on this cluster: a known miss
 }
@@ -680,8 +681,9 @@ TEST(PresetLogs, AzureV100PciePairThroughShmBothLaunchModes) {
   const double shm_busbw = 8 * 16 * 128.0 / 130 / 8 * 0.8 * 0.65;
   for (const ValidatedRun* run : {&g2, &mpi}) {
     EXPECT_NEAR(run->sizes.back().predicted_busbw_GBps, shm_busbw, 0.01 * shm_busbw);
-    EXPECT_GT(run->bandwidth.median_error, 0.15) << run->bandwidth.median_error;
-    EXPECT_LT(run->bandwidth.median_error, 0.25) << run->bandwidth.median_error;
+    // The bandwidth side is the plateau's miss: 8.19 / 6.88 - 1 = 19%, 8.19 / 6.74 - 1 = 21.5%.
+    const double plateau_miss = shm_busbw / run->sizes.back().measured_busbw_GBps - 1;
+    EXPECT_NEAR(run->bandwidth.median_error, plateau_miss, 0.05) << run->bandwidth.median_error;
     EXPECT_LT(std::fabs(run->latency.median_error), 0.20) << run->latency.median_error;
   }
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
+#include "input_error_of.h"
 #include "real_log_helpers.h"
 
 #include <sys/wait.h>
@@ -237,23 +238,14 @@ TEST(ValidateLog, OlderPerPeerCountsWithoutTheSixteenByteRounding) {
   // to 16 bytes (4 floats). With root 0 and redop none, gather and scatter both fit (busbw/algbw
   // 15/16, size = 16 x count); before, the rounding rule left no collective at all.
   const std::string text = as_printed("nccl-tests/aws-samples-16rank-scatter-srun-label.txt");
-  try {
-    facts(text);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("gather, scatter all fit"), std::string::npos) << what;
-    EXPECT_NE(what.find("size = 16 x count x element"), std::string::npos) << what;
-  }
+  const std::string which = testing::input_error_of([&] { facts(text); });
+  EXPECT_NE(which.find("gather, scatter all fit"), std::string::npos) << which;
+  EXPECT_NE(which.find("size = 16 x count x element"), std::string::npos) << which;
   // Told which, validate says plainly that it has no model of it.
   LogOverrides o;
   o.collective = "scatter";
-  try {
-    facts(text, o);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("does not predict scatter"), std::string::npos) << e.what();
-  }
+  const std::string unmodelled = testing::input_error_of([&] { facts(text, o); });
+  EXPECT_NE(unmodelled.find("does not predict scatter"), std::string::npos) << unmodelled;
 }
 
 TEST(ValidateLog, AlltoallNewerVersionAcrossTenHosts) {
