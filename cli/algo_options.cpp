@@ -6,7 +6,7 @@
 
 namespace ccsim {
 
-AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args) {
+AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args, bool shell_environment) {
   auto from = [&](const std::string& flag, const char* env, std::string* where) {
     if (args.has(flag)) {
       *where = args.spelled(flag);
@@ -16,7 +16,7 @@ AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args) {
       *where = std::string("--env ") + env;
       return given;
     }
-    const char* v = std::getenv(env);
+    const char* v = shell_environment ? std::getenv(env) : nullptr;
     if (v && *v) {
       *where = env;
       return std::string(v);

@@ -7,7 +7,9 @@
 
 namespace ccsim {
 
-AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args);
+// `shell_environment` false: the flags and --env only, for commands that describe a run made
+// elsewhere (validate, calibrate --topology), where a NCCL_ALGO left in this shell is not the run's.
+AlgoProtoFilter algo_filter_from_args(const ParsedArgs& args, bool shell_environment = true);
 
 // --nccl-version X.Y[.Z]: whose tuner constants NCCL's cost model uses (algorithms/nccl_versions.h);
 // NCCL 2.30.7 without the flag. InputError for a malformed or unmodelled version.

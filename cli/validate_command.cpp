@@ -74,27 +74,7 @@ int run_validate(const std::vector<std::string>& argv) {
   opts.nodes_given = args.has("nodes");
   // What the run restricted NCCL to, when its source says so: flags or --env. Not the shell: the
   // environment validate runs in is not the run's (a NCCL_ALGO left in the shell must not change the verdict).
-  const std::string env_algo = nccl_env_value(args.all("env"), "NCCL_ALGO");
-  const std::string env_proto = nccl_env_value(args.all("env"), "NCCL_PROTO");
-  if (args.has("algo") || args.has("proto") || !env_algo.empty() || !env_proto.empty()) {
-    auto from = [&](const std::string& flag, const std::string& env_value, const char* env_name, std::string& where) {
-      // Appended piece by piece: GCC 12's -Wrestrict misreads `"..." + std::string` temporaries here.
-      if (args.has(flag) || !env_value.empty()) {
-        if (!where.empty()) where += '/';
-        if (args.has(flag)) {
-          where += args.spelled(flag);
-        } else {
-          where += "--env ";
-          where += env_name;
-        }
-      }
-      return args.has(flag) ? args.get(flag) : env_value;
-    };
-    std::string where;
-    const std::string algo = from("algo", env_algo, "NCCL_ALGO", where);
-    const std::string proto = from("proto", env_proto, "NCCL_PROTO", where);
-    opts.filter = parse_algo_filter(algo, proto, where);
-  }
+  opts.filter = algo_filter_from_args(args, /*shell_environment=*/false);
   opts.nccl_version = nccl_version_from_args(args);
   opts.nccl_version_given = args.has("nccl-version");
   const std::string output = args.get("output", "");
