@@ -173,6 +173,11 @@ const std::vector<std::string>& calibration_classes() {
   return k;
 }
 
+const std::vector<std::string>& link_efficiency_keys() {
+  static const std::vector<std::string> k{"node.nvlink.efficiency", "node.pcie.efficiency", "node.nic.efficiency"};
+  return k;
+}
+
 bool calibrates_ring(const Calibration& cal) { return !cal.classes.empty(); }
 
 const Calibration* ring_calibration(const Calibration* cal) {
@@ -558,6 +563,12 @@ std::string calibration_to_json(const Calibration& cal) {
     if (cal.shm->step_s > 0) doc["shm"]["step_s"] = cal.shm->step_s;
     if (!cal.shm->notes.empty()) doc["shm"]["notes"] = cal.shm->notes;
   }
+  if (cal.links) {
+    json src = json::array();
+    for (const auto& s : cal.links->sources) src.push_back(source_to_json(s));
+    doc["links"] = {{"efficiency", cal.links->efficiency}, {"sources", src}};
+    if (!cal.links->notes.empty()) doc["links"]["notes"] = cal.links->notes;
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -569,8 +580,9 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     rd.fail("/format", "must be \"" + std::string(kCalibrationFormat) + "\" (got " +
                            (doc.contains("format") ? doc["format"].dump() : std::string("nothing")) + ")");
   for (auto it = doc.begin(); it != doc.end(); ++it)
-    if (it.key() != "format" && it.key() != "generator" && it.key() != "classes" && it.key() != "nic" && it.key() != "shm")
-      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic, shm)");
+    if (it.key() != "format" && it.key() != "generator" && it.key() != "classes" && it.key() != "nic" && it.key() != "shm" &&
+        it.key() != "links")
+      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic, shm, links)");
   Calibration cal;
   const json& classes = rd.member(doc, "", "classes", true);
   if (!classes.is_object()) rd.fail("/classes", "must be an object");
@@ -669,6 +681,21 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     s.sources = rd.sources(shm, "/shm");
     s.notes = rd.notes(shm, "/shm");
     cal.shm = s;
+  }
+  const json& links = rd.member(doc, "", "links", false);
+  if (!links.is_null()) {
+    LinkCalibration l;
+    const json& eff = rd.member(links, "/links", "efficiency", true);
+    if (!eff.is_object() || eff.empty()) rd.fail("/links/efficiency", "must be an object of link efficiencies");
+    for (auto it = eff.begin(); it != eff.end(); ++it) {
+      const auto& keys = link_efficiency_keys();
+      if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+        rd.fail("/links/efficiency/" + it.key(), "unknown setting (valid: " + join(keys, ", ") + ")");
+      l.efficiency[it.key()] = rd.number(eff, "/links/efficiency", it.key(), true, 0, false, 1.0);
+    }
+    l.sources = rd.sources(links, "/links");
+    l.notes = rd.notes(links, "/links");
+    cal.links = l;
   }
   return cal;
 }
@@ -858,6 +885,19 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
       if (cal.shm->step_s > 0) eff.spec_overrides.push_back("node.pcie.shm_step_us=" + fmt(cal.shm->step_s * 1e6));
     } else
       eff.notes.push_back("shm: the topology has no PCIe; the SHM channel rate is not applied");
+  }
+  if (cal.links) {
+    // After the NIC's figures: a link's rate fitted through the model from a collective run is what
+    // that run's NCCL achieved over it, which a perftest's point-to-point rate is not.
+    for (const auto& [key, value] : cal.links->efficiency) {
+      const bool absent = (key == "node.nic.efficiency" && nic_count == 0) || (key == "node.nvlink.efficiency" && !nvlink) ||
+                          (key == "node.pcie.efficiency" && !pcie);
+      if (absent) {
+        eff.notes.push_back("links: the topology has no such link; " + key + " is not applied");
+        continue;
+      }
+      eff.spec_overrides.push_back(key + "=" + fmt(value));
+    }
   }
   return eff;
 }

@@ -74,17 +74,32 @@ struct ShmCalibration {
   std::vector<std::string> notes;
 };
 
+// Link efficiencies fitted through ccsim's own model from a collective run (`ccsim calibrate LOG
+// --topology ...`, scenarios/link_fit.h): the achievable fraction of the rate of the link that bounds
+// the run's plateau on the described hardware, set so that the prediction meets the measured plateau.
+// A topology change, like the NIC and SHM figures: NCCL's tuner still chooses, for every collective
+// (all-to-all and send/recv included), and the links that did not bound the run keep their defaults.
+struct LinkCalibration {
+  std::map<std::string, double> efficiency;  // link_efficiency_keys() -> fraction in (0, 1]
+  std::vector<CalibrationSource> sources;
+  std::vector<std::string> notes;
+};
+
 struct Calibration {
   std::map<std::string, ClassCalibration> classes;  // "nvlink", "pcie", "net"
   std::optional<NicCalibration> nic;
   std::optional<ShmCalibration> shm;
+  std::optional<LinkCalibration> links;
 };
 
 const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "net"}
+// The settings a LinkCalibration may hold: node.nvlink.efficiency, node.pcie.efficiency,
+// node.nic.efficiency (docs/topology.md).
+const std::vector<std::string>& link_efficiency_keys();
 
 // Whether the calibration holds a ring class (fitted from nccl-tests or the nccl probe): only then
-// does predict replay the calibrated ring. One with NIC (perftest, verbs probe) or SHM (cuda probe)
-// figures only is a topology change (calibration_effect's overrides), and NCCL's tuner still chooses
+// does predict replay the calibrated ring. One with NIC (perftest, verbs probe), SHM (cuda probe) or
+// link (a run fitted through the model) figures only is a topology change (calibration_effect's overrides), and NCCL's tuner still chooses
 // the algorithm and protocol.
 bool calibrates_ring(const Calibration& cal);
 // `cal` when it calibrates the ring, else nullptr: what PredictRequest::calibration takes.
