@@ -8,11 +8,14 @@
 #include "algorithms/ring.h"
 #include "calibrate/calibration.h"
 #include "calibrate/probe_import.h"
+#include "cli/algo_options.h"
 #include "cli/args.h"
+#include "cli/topology_options.h"
 #include "common/error.h"
 #include "common/input_file.h"
 #include "common/text.h"
 #include "common/output_file.h"
+#include "scenarios/link_fit.h"
 
 namespace ccsim {
 namespace {
@@ -98,6 +101,15 @@ void print_report(const Calibration& cal, const std::string& output) {
     }
     for (const auto& n : cal.nic->notes) o << "  note: " << n << "\n";
   }
+  if (cal.links) {
+    o << "links (fitted through the model):";
+    for (const auto& [key, value] : cal.links->efficiency) o << " " << key << "=" << strprintf("%.4g", value);
+    o << "\n";
+    for (const auto& s : cal.links->sources)
+      o << "  source: " << s.file << " (run " << s.run << ", " << s.collective << ", " << s.ranks << " ranks, " << s.nodes
+        << " node(s)): " << s.method << "\n";
+    for (const auto& n : cal.links->notes) o << "  note: " << n << "\n";
+  }
   if (cal.shm) {
     o << "shm: " << strprintf("%.3f", cal.shm->channel_Bps / 1e9) << " GB/s per channel (node.pcie.shm_channel_GBps)";
     if (cal.shm->step_s > 0) o << strprintf(", %.3f us per step (node.pcie.shm_step_us)", cal.shm->step_s * 1e6);
@@ -111,16 +123,31 @@ void print_report(const Calibration& cal, const std::string& output) {
 }  // namespace
 
 int run_calibrate(const std::vector<std::string>& argv) {
-  const std::vector<OptionSpec> specs = {
-      {"o", "output", true, false}, {"", "ranks", true, false},      {"", "nodes", true, false},
-      {"", "class", true, false},   {"", "collective", true, false}, {"h", "help", false, false},
+  std::vector<OptionSpec> specs = {
+      {"o", "output", true, false}, {"", "ranks", true, false},      {"", "class", true, false},
+      {"", "collective", true, false}, {"", "nccl-version", true, false}, {"", "link", true, false},
+      {"", "algo", true, false},       {"", "proto", true, false},
+      {"h", "help", false, false},
   };
+  for (const auto& s : topology_option_specs()) specs.push_back(s);  // --topology, --nodes, --set, --env
   const ParsedArgs args = parse_args(argv, specs);
   if (args.has("help")) {
     std::cout << "usage: ccsim calibrate FILES... -o calib.json [--ranks N] [--nodes N] [--class nvlink|pcie|net] "
-                 "[--collective NAME]\n(see docs/calibration.md)\n";
+                 "[--collective NAME]\n"
+                 "       ccsim calibrate LOGS... --topology PRESET|FILE [--nodes N] [--set K=V]... [--env NCCL_X=V]... "
+                 "[--nccl-version X.Y] [--algo A] [--proto P] [--link nvlink|pcie|nic] -o calib.json\n"
+                 "       (with --topology: the efficiency of the link that bounds each run's plateau, fitted through the "
+                 "model)\n(see docs/calibration.md)\n";
     return 0;
   }
+  // With --topology the nccl-tests runs are fitted through the model on that hardware (the link that
+  // bounds each plateau, scenarios/link_fit.h) instead of as equivalent rings.
+  const bool through_model = args.has("topology");
+  for (const char* flag : {"set", "env", "nccl-version", "link", "algo", "proto"})
+    if (!through_model && args.has(flag))
+      throw InputError(args.spelled(flag), "describes the hardware of a fit through the model: give --topology too");
+  if (through_model && args.has("class"))
+    throw InputError(args.spelled("class"), "fits an equivalent ring; with --topology the link that bounds the run is fitted");
   if (args.positional().empty())
     throw InputError("command line", "give the logs to calibrate from: ccsim calibrate FILES... -o calib.json");
   if (!args.has("output")) throw InputError("command line", "missing -o FILE (where to write the calibration)");
@@ -132,6 +159,24 @@ int run_calibrate(const std::vector<std::string>& argv) {
     throw InputError(args.spelled("class"), "unknown path class '" + cut_for_message(opt.path_class) + "' (valid: nvlink, pcie, net)");
   opt.collective = args.get("collective");
 
+  // The hardware of a fit through the model, as validate takes it.
+  std::string topology_source;
+  nlohmann::json spec;
+  ValidateOptions fit_options;
+  if (through_model) {
+    spec = topology_spec_from_args(args, "", &topology_source);
+    fit_options.overrides.collective = opt.collective;
+    fit_options.overrides.ranks = opt.ranks;
+    fit_options.nodes_given = args.has("nodes");
+    fit_options.nccl_version = nccl_version_from_args(args);
+    fit_options.nccl_version_given = args.has("nccl-version");
+    fit_options.filter = algo_filter_from_args(args, /*shell_environment=*/false);
+  }
+  std::vector<LinkFit> link_fits;
+  const std::string link = args.get("link");
+  if (args.has("link") && link != "nvlink" && link != "pcie" && link != "nic")
+    throw InputError(args.spelled("link"), "unknown link '" + cut_for_message(link) + "' (valid: nvlink, pcie, nic)");
+
   std::vector<RingCurve> curves;
   std::vector<std::pair<std::string, std::string>> perftest;  // path, text
   std::vector<ProbeDocument> probes;
@@ -140,6 +185,14 @@ int run_calibrate(const std::vector<std::string>& argv) {
     std::string text = read_input_file(path, "log");
     switch (sniff(path, text)) {
       case FileKind::NcclTests: {
+        if (through_model) {
+          std::istringstream in(text);
+          const std::vector<NcclTestsRun> runs = parse_nccl_tests_log(in, path);
+          for (std::size_t r = 0; r < runs.size(); ++r)
+            link_fits.push_back(
+                fit_link_efficiency(runs[r], path, static_cast<int>(r), spec, topology_source, fit_options, link));
+          break;
+        }
         auto c = ring_curves_from_nccl_tests_text(path, text, opt);
         for (const auto& curve : c)
           for (const auto& w : curve.warnings) std::cerr << "ccsim: warning: " << w << "\n";
@@ -161,6 +214,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
     }
   }
   Calibration cal = calibrate_ring_curves(curves);
+  if (!link_fits.empty()) cal.links = link_calibration(link_fits);
   for (const auto& [path, text] : perftest) add_perftest_text(cal, path, text);
   for (const ProbeDocument& probe : probes) {
     if (probe.probe == "verbs") add_verbs_probe(cal, probe);
