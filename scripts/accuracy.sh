@@ -3,21 +3,26 @@
 # preset and --set flags that describe the log's hardware as its source states it (nothing fitted to
 # the log), and prints the table of docs/accuracy.md: per log the median error of the latency side
 # and of the bandwidth side (measured time / predicted time - 1).
-# Usage: bash scripts/accuracy.sh [CCSIM] [--log-nccl-versions | --calibrated-from-another-run]
+# Usage: bash scripts/accuracy.sh [CCSIM] [--log-nccl-versions | --calibrated-from-another-run | --fitted-links]
 # --log-nccl-versions: only the logs whose NCCL version their source states, within the tuners ccsim
 # models (docs/nccl-model.md "NCCL versions"), each predicted with --nccl-version of that version.
 # --calibrated-from-another-run: pairs of logs from one machine or cluster; each log predicted with
 # the calibration `ccsim calibrate` fits to the other (issue 11 allows "a calibration that came from a
 # different run"; docs/accuracy.md "Calibrated from another run").
+# --fitted-links: the same pairs and others of one node or cluster across collectives; each log
+# predicted with the link efficiency `ccsim calibrate --topology` fits to the other through the model
+# (docs/accuracy.md "A link's rate fitted through the model").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ccsim=./build/ccsim
 with_versions=0
 cross_run=0
+fitted_links=0
 for a in "$@"; do
   case "$a" in
     --log-nccl-versions) with_versions=1 ;;
     --calibrated-from-another-run) cross_run=1 ;;
+    --fitted-links) fitted_links=1 ;;
     *) ccsim=$a ;;
   esac
 done
@@ -234,27 +239,57 @@ cross_runs=(
   "sheffield-v100pcie-x4-allreduce-g4-nccl2.4.2.txt|sheffield-v100pcie-x4-allreduce-g4-nccl2.8.3.txt"
 )
 
-if [ $cross_run -eq 1 ]; then
-  echo "| calibrated from | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
-  echo "|---|---|---|---|---|---|---|"
+# For --fitted-links, besides the pairs above: runs of one node or cluster in collectives an equivalent
+# ring cannot carry (all-to-all, send/recv, broadcast, reduce).
+link_fit_pairs=(
+  "h100x8-1node-alltoall-nccl2.29.2.txt|h100x8-1node-allgather-nccl2.29.2.txt"
+  "h100x8-1node-alltoall-nccl2.29.2.txt|h100x8-1node-sendrecv-nccl2.29.2.txt"
+  "h100x80-10node-alltoall-nccl2.29.2.txt|h100x80-10node-allgather-nccl2.29.2.txt"
+  "h100x16-2node-alltoall.txt|h100x16-2node-sendrecv.txt"
+  "rtx2080ti-x2-pcie-noP2P-allreduce.txt|rtx2080ti-x2-pcie-noP2P-alltoall.txt"
+  "rtx2080ti-x2-pcie-noP2P-allreduce.txt|rtx2080ti-x2-pcie-noP2P-broadcast.txt"
+  "oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt|oci-gb300-2tray-8gpu-alltoall-nccl2.28.7.txt"
+  "oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt|oci-gb300-16tray-64gpu-alltoall-nccl2.28.7.txt"
+)
+
+if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
+  if [ $fitted_links -eq 1 ]; then
+    pairs=("${cross_runs[@]}" "${link_fit_pairs[@]}")
+    echo "| fitted from | fitted link | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
+    echo "|---|---|---|---|---|---|---|---|"
+  else
+    pairs=("${cross_runs[@]}")
+    echo "| calibrated from | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
+    echo "|---|---|---|---|---|---|---|"
+  fi
   work=$(mktemp -d)
-  for p in "${cross_runs[@]}"; do
+  for p in "${pairs[@]}"; do
     IFS='|' read -r a b cal_flags <<<"$p"
     for dir in "$a|$b" "$b|$a"; do
       from=${dir%%|*}
       to=${dir#*|}
       flags=$(flags_of "$to")
+      # The ring fit takes what the logs do not say; the fit through the model the log's hardware.
+      fit_flags=$cal_flags
+      first=$from
+      if [ $fitted_links -eq 1 ]; then
+        fit_flags=$(flags_of "$from")
+        first="$from | -"
+      fi
       # shellcheck disable=SC2086
-      if ! "$ccsim" calibrate "$d/$from" $cal_flags -o "$work/cal.json" >"$work/out" 2>&1; then
-        echo "| $from | $to | \`$flags\` | not calibrated: $(grep -m1 error "$work/out") | | | |"
+      if ! "$ccsim" calibrate "$d/$from" $fit_flags -o "$work/cal.json" >"$work/out" 2>&1; then
+        echo "| $first | $to | \`$flags\` | not calibrated: $(grep -m1 error "$work/out" | sed 's/^ccsim: error: //') | | | |"
         continue
+      fi
+      if [ $fitted_links -eq 1 ]; then
+        first="$from | $(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["links"]["efficiency"]; print(", ".join("%s %.3f" % (k.split(".")[1], v) for k, v in e.items()))' "$work/cal.json")"
       fi
       # shellcheck disable=SC2086
       if "$ccsim" validate "$d/$to" $flags --calibration "$work/cal.json" --format json >"$work/v.json" 2>"$work/err" ||
          [ $? -eq 1 ]; then
-        row "$to" "$flags" "$work/v.json" "$from"
+        row "$to" "$flags" "$work/v.json" "$first"
       else
-        echo "| $from | $to | \`$flags\` | not predicted: $(sed 's/^ccsim: error: //' "$work/err" | head -1) | | | |"
+        echo "| $first | $to | \`$flags\` | not predicted: $(sed 's/^ccsim: error: //' "$work/err" | head -1) | | | |"
       fi
     done
   done
