@@ -54,7 +54,7 @@ Usage:
             [--max-nodes M] [--routing uniform|zipf:S|hot:F:H|ratio:X|trace:FILE] [--seed N]
             [--transport nccl,deepep-normal,deepep-ll,allgather] [--eplb R | --placement P]
             [--dispatch-dtype fp8|bf16] [--combine-dtype fp8|bf16] [--pure-rdma] [--expert-compute-us US]
-            [--format table|json|csv] [--output FILE] [--matrix FILE]      (one MoE layer, docs/moe.md)
+            [--calibration F] [--format table|json|csv] [--output FILE] [--matrix FILE]   (one MoE layer, docs/moe.md)
   ccsim moe SCENARIO.json [--seed N] [--format ...]    (several runs: scenarios/moe-*.json)
   ccsim run SCENARIO.json -o DIR [--jobs N] [--shard K/N] [-q]   (what-if matrix: DIR/results.json, results.csv,
                                                    report.html; sweeps, stragglers and measured logs to validate;

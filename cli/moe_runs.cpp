@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "calibrate/calibration.h"
 #include "cli/commands.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
@@ -14,7 +15,8 @@ namespace ccsim {
 std::vector<OptionSpec> moe_option_specs() {
   std::vector<OptionSpec> specs = topology_option_specs();
   for (const char* name : {"tokens", "hidden", "experts", "topk", "ep", "max-nodes", "routing", "placement", "eplb",
-                           "seed", "dispatch-dtype", "combine-dtype", "expert-compute-us", "format", "matrix"})
+                           "seed", "dispatch-dtype", "combine-dtype", "expert-compute-us", "format", "matrix",
+                           "calibration"})
     specs.push_back({"", name, true, false});
   specs.push_back({"", "transport", true, true});
   specs.push_back({"o", "output", true, false});
@@ -55,6 +57,21 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
     set_node_count(spec, ep / gpn);
   }
   apply_topology_args(args, spec, source);
+  // A calibration that changes the topology (fitted links, NIC or SHM figures), after --set as in
+  // predict. A ring calibration describes ring collectives, not the layer's all-to-all.
+  std::vector<std::string> calibration_settings;
+  if (args.has("calibration")) {
+    const std::string file = args.get("calibration");
+    const Calibration cal = load_calibration(file);
+    if (calibrates_ring(cal))
+      throw InputError(args.spelled("calibration"),
+                       file + " holds an equivalent ring (ring all_reduce / all_gather / reduce_scatter); the layer's "
+                              "all-to-all takes a calibration of its links: ccsim calibrate LOG --topology ...");
+    for (const std::string& o : calibration_effect(cal, spec, StepTiming{}).spec_overrides) {
+      apply_override(spec, o, file);
+      calibration_settings.push_back(o);
+    }
+  }
   // kMaxMoeGpus (cli/commands.h), checked before the topology is built: fuzz_moe_scenario found
   // 47 168 nodes taking seconds to build.
   if (spec.contains("nodes") && spec["nodes"].is_number_integer() &&
@@ -89,6 +106,8 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
   } else {
     run.request.placement = moe::parse_placement_spec(args.get("placement", "contiguous"), args.spelled("placement"));
   }
+  run.request.calibration_file = args.get("calibration", "");
+  run.request.calibration_settings = calibration_settings;
   const int seed = parse_int_arg(args, "seed", 1, 0);
   run.request.seed = static_cast<std::uint64_t>(seed);
   run.request.options.pure_rdma = args.has("pure-rdma");

@@ -148,3 +148,31 @@ TEST(LinkFit, BadInputIsOneErrorLineAndNoFile) {
   std::ifstream written(out);
   EXPECT_FALSE(written.good());
 }
+
+// The MoE layer takes the same calibration (`ccsim moe --calibration`): the 2-node all-to-all's fitted
+// NICs (0.80 of line rate where InfiniBand's default is 0.97) slow DeepEP's RDMA-bound dispatch on the
+// same two nodes by 0.97 / 0.80, the phase's time being its NICs' bytes over their rate. A ring
+// calibration, which describes ring collectives, is refused there.
+TEST(LinkFit, AFittedLinkCarriesToAnMoeLayer) {
+  const std::string cal = ccsim::testing::temp_file("fit-moe.json");
+  std::remove(cal.c_str());
+  ASSERT_EQ(ccsim::testing::run_ccsim("calibrate " + kData + "h100x16-2node-alltoall.txt --topology dgx-h100 -o " + cal).code, 0);
+  const double fitted =
+      nlohmann::json::parse(ccsim::testing::read_text_file(cal))["links"]["efficiency"]["node.nic.efficiency"].get<double>();
+  auto dispatch_us = [](const std::string& flags) {
+    const auto r = ccsim::testing::run_ccsim("moe --nodes 2 --format json " + flags);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["transports"][0]["dispatch"]["time_us"].get<double>();
+  };
+  const double preset = dispatch_us("");
+  const double calibrated = dispatch_us("--calibration " + cal);
+  EXPECT_NEAR(calibrated / preset, 0.97 / fitted, 0.01 * 0.97 / fitted);
+  EXPECT_DOUBLE_EQ(calibrated, dispatch_us("--set node.nic.efficiency=" + std::to_string(fitted)));
+
+  const std::string ring = ccsim::testing::temp_file("fit-moe-ring.json");
+  std::remove(ring.c_str());
+  ASSERT_EQ(ccsim::testing::run_ccsim("calibrate " + kData + "h100x16-2node-ndr-allreduce.txt --ranks 16 --nodes 2 -o " + ring).code, 0);
+  const auto refused = ccsim::testing::run_ccsim("moe --nodes 2 --calibration " + ring);
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("holds an equivalent ring"), std::string::npos) << refused.err;
+}

@@ -47,6 +47,8 @@ std::string render_json(const LayerReport& r) {
   j["topology"] = r.topology;
   j["nodes"] = r.nodes;
   j["gpus_per_node"] = r.gpus_per_node;
+  if (!q.calibration_file.empty())
+    j["calibration"] = {{"file", q.calibration_file}, {"settings", q.calibration_settings}};
   j["layer"] = {{"tokens_per_rank", q.config.tokens_per_rank},
                 {"hidden", q.config.hidden},
                 {"experts", q.config.experts},
@@ -93,6 +95,11 @@ std::string render_table(const LayerReport& r) {
   std::ostringstream out;
   out << "# ccsim moe: " << r.topology << ", " << r.nodes << " nodes x " << r.gpus_per_node << " GPUs (EP "
       << q.config.ep << ")\n";
+  if (!q.calibration_file.empty()) {
+    out << "# calibration " << q.calibration_file << ":";
+    for (const std::string& setting : q.calibration_settings) out << " " << setting;
+    out << "\n";
+  }
   out << "# layer: " << q.config.tokens_per_rank << " tokens/rank, hidden " << q.config.hidden << ", "
       << q.config.experts << " experts, top-" << q.config.top_k << ", max nodes/token "
       << (q.config.node_limit > 0 ? std::to_string(q.config.node_limit) : std::string("unlimited")) << ", dispatch "
