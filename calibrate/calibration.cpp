@@ -173,9 +173,18 @@ const std::vector<std::string>& calibration_classes() {
   return k;
 }
 
-const std::vector<std::string>& link_efficiency_keys() {
-  static const std::vector<std::string> k{"node.nvlink.efficiency", "node.pcie.efficiency", "node.nic.efficiency"};
+const std::vector<std::string>& fitted_setting_keys() {
+  static const std::vector<std::string> k{"node.nvlink.efficiency", "node.pcie.efficiency", "node.nic.efficiency",
+                                          "node.nic.latency_us", "node.cpu.launch_us"};
   return k;
+}
+
+std::pair<double, double> fitted_setting_range(const std::string& key) {
+  // A latency above 1 ms per step or launch is no cluster's (the worst measured floors are
+  // TCPX's 1.7 ms per operation, many steps); node.cpu.launch_us must be positive (topologies/spec.cpp).
+  if (key == "node.nic.latency_us") return {0.0, 1000.0};
+  if (key == "node.cpu.launch_us") return {0.01, 1000.0};
+  return {0.0, 1.0};
 }
 
 bool calibrates_ring(const Calibration& cal) { return !cal.classes.empty(); }
@@ -563,11 +572,11 @@ std::string calibration_to_json(const Calibration& cal) {
     if (cal.shm->step_s > 0) doc["shm"]["step_s"] = cal.shm->step_s;
     if (!cal.shm->notes.empty()) doc["shm"]["notes"] = cal.shm->notes;
   }
-  if (cal.links) {
+  if (cal.fitted) {
     json src = json::array();
-    for (const auto& s : cal.links->sources) src.push_back(source_to_json(s));
-    doc["links"] = {{"efficiency", cal.links->efficiency}, {"sources", src}};
-    if (!cal.links->notes.empty()) doc["links"]["notes"] = cal.links->notes;
+    for (const auto& s : cal.fitted->sources) src.push_back(source_to_json(s));
+    doc["fitted"] = {{"settings", cal.fitted->settings}, {"sources", src}};
+    if (!cal.fitted->notes.empty()) doc["fitted"]["notes"] = cal.fitted->notes;
   }
   return doc.dump(2) + "\n";
 }
@@ -581,8 +590,8 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
                            (doc.contains("format") ? doc["format"].dump() : std::string("nothing")) + ")");
   for (auto it = doc.begin(); it != doc.end(); ++it)
     if (it.key() != "format" && it.key() != "generator" && it.key() != "classes" && it.key() != "nic" && it.key() != "shm" &&
-        it.key() != "links")
-      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic, shm, links)");
+        it.key() != "fitted")
+      rd.fail("/" + it.key(), "unknown key (valid: format, generator, classes, nic, shm, fitted)");
   Calibration cal;
   const json& classes = rd.member(doc, "", "classes", true);
   if (!classes.is_object()) rd.fail("/classes", "must be an object");
@@ -682,20 +691,22 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
     s.notes = rd.notes(shm, "/shm");
     cal.shm = s;
   }
-  const json& links = rd.member(doc, "", "links", false);
-  if (!links.is_null()) {
-    LinkCalibration l;
-    const json& eff = rd.member(links, "/links", "efficiency", true);
-    if (!eff.is_object() || eff.empty()) rd.fail("/links/efficiency", "must be an object of link efficiencies");
-    for (auto it = eff.begin(); it != eff.end(); ++it) {
-      const auto& keys = link_efficiency_keys();
+  const json& fitted = rd.member(doc, "", "fitted", false);
+  if (!fitted.is_null()) {
+    FittedSettings f;
+    const json& settings = rd.member(fitted, "/fitted", "settings", true);
+    if (!settings.is_object() || settings.empty()) rd.fail("/fitted/settings", "must be an object of fitted settings");
+    for (auto it = settings.begin(); it != settings.end(); ++it) {
+      const auto& keys = fitted_setting_keys();
       if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-        rd.fail("/links/efficiency/" + it.key(), "unknown setting (valid: " + join(keys, ", ") + ")");
-      l.efficiency[it.key()] = rd.number(eff, "/links/efficiency", it.key(), true, 0, false, 1.0);
+        rd.fail("/fitted/settings/" + it.key(), "unknown setting (valid: " + join(keys, ", ") + ")");
+      const auto [min, max] = fitted_setting_range(it.key());
+      const bool efficiency = it.key().size() > 10 && it.key().compare(it.key().size() - 10, 10, "efficiency") == 0;
+      f.settings[it.key()] = rd.number(settings, "/fitted/settings", it.key(), true, min, !efficiency, max);
     }
-    l.sources = rd.sources(links, "/links");
-    l.notes = rd.notes(links, "/links");
-    cal.links = l;
+    f.sources = rd.sources(fitted, "/fitted");
+    f.notes = rd.notes(fitted, "/fitted");
+    cal.fitted = f;
   }
   return cal;
 }
@@ -886,14 +897,14 @@ CalibrationEffect calibration_effect(const Calibration& cal, const json& topolog
     } else
       eff.notes.push_back("shm: the topology has no PCIe; the SHM channel rate is not applied");
   }
-  if (cal.links) {
-    // After the NIC's figures: a link's rate fitted through the model from a collective run is what
-    // that run's NCCL achieved over it, which a perftest's point-to-point rate is not.
-    for (const auto& [key, value] : cal.links->efficiency) {
-      const bool absent = (key == "node.nic.efficiency" && nic_count == 0) || (key == "node.nvlink.efficiency" && !nvlink) ||
+  if (cal.fitted) {
+    // After the NIC's figures: what a collective run's NCCL achieved over a link, fitted through the
+    // model, which a perftest's point-to-point figures are not.
+    for (const auto& [key, value] : cal.fitted->settings) {
+      const bool absent = (key.rfind("node.nic.", 0) == 0 && nic_count == 0) || (key == "node.nvlink.efficiency" && !nvlink) ||
                           (key == "node.pcie.efficiency" && !pcie);
       if (absent) {
-        eff.notes.push_back("links: the topology has no such link; " + key + " is not applied");
+        eff.notes.push_back("fitted: the topology has no such link; " + key + " is not applied");
         continue;
       }
       eff.spec_overrides.push_back(key + "=" + fmt(value));

@@ -74,13 +74,14 @@ struct ShmCalibration {
   std::vector<std::string> notes;
 };
 
-// Link efficiencies fitted through ccsim's own model from a collective run (`ccsim calibrate LOG
-// --topology ...`, scenarios/link_fit.h): the achievable fraction of the rate of the link that bounds
-// the run's plateau on the described hardware, set so that the prediction meets the measured plateau.
-// A topology change, like the NIC and SHM figures: NCCL's tuner still chooses, for every collective
-// (all-to-all and send/recv included), and the links that did not bound the run keep their defaults.
-struct LinkCalibration {
-  std::map<std::string, double> efficiency;  // link_efficiency_keys() -> fraction in (0, 1]
+// Settings of the description fitted through ccsim's own model to measured runs (`ccsim calibrate LOG
+// --topology ...`, scenarios/model_fit.h): the achievable fraction of the rate of the link that bounds
+// a run's plateau (node.{nvlink,pcie,nic}.efficiency), and the cost that sets its latency side (the
+// network's per-step latency node.nic.latency_us, or with nccl-tests -g N the host's launch
+// node.cpu.launch_us). A topology change, like the NIC and SHM figures: NCCL's tuner still chooses,
+// for every collective (all-to-all and send/recv included), at any node count.
+struct FittedSettings {
+  std::map<std::string, double> settings;  // fitted_setting_keys() -> value within fitted_setting_range()
   std::vector<CalibrationSource> sources;
   std::vector<std::string> notes;
 };
@@ -89,17 +90,20 @@ struct Calibration {
   std::map<std::string, ClassCalibration> classes;  // "nvlink", "pcie", "net"
   std::optional<NicCalibration> nic;
   std::optional<ShmCalibration> shm;
-  std::optional<LinkCalibration> links;
+  std::optional<FittedSettings> fitted;
 };
 
 const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "net"}
-// The settings a LinkCalibration may hold: node.nvlink.efficiency, node.pcie.efficiency,
-// node.nic.efficiency (docs/topology.md).
-const std::vector<std::string>& link_efficiency_keys();
+// The settings a FittedSettings may hold: node.nvlink.efficiency, node.pcie.efficiency,
+// node.nic.efficiency (in (0, 1]), node.nic.latency_us (0 .. 1000 us), node.cpu.launch_us (0.01 .. 1000 us).
+const std::vector<std::string>& fitted_setting_keys();
+// The range a fitted setting's value must lie in (a JSON value outside it is refused; a fit stops at
+// its ends): {min, max}; an efficiency's min is exclusive.
+std::pair<double, double> fitted_setting_range(const std::string& key);
 
 // Whether the calibration holds a ring class (fitted from nccl-tests or the nccl probe): only then
 // does predict replay the calibrated ring. One with NIC (perftest, verbs probe), SHM (cuda probe) or
-// link (a run fitted through the model) figures only is a topology change (calibration_effect's overrides), and NCCL's tuner still chooses
+// fitted settings (a run fitted through the model) only is a topology change (calibration_effect's overrides), and NCCL's tuner still chooses
 // the algorithm and protocol.
 bool calibrates_ring(const Calibration& cal);
 // `cal` when it calibrates the ring, else nullptr: what PredictRequest::calibration takes.

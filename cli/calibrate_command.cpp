@@ -15,7 +15,7 @@
 #include "common/input_file.h"
 #include "common/text.h"
 #include "common/output_file.h"
-#include "scenarios/link_fit.h"
+#include "scenarios/model_fit.h"
 
 namespace ccsim {
 namespace {
@@ -101,14 +101,14 @@ void print_report(const Calibration& cal, const std::string& output) {
     }
     for (const auto& n : cal.nic->notes) o << "  note: " << n << "\n";
   }
-  if (cal.links) {
-    o << "links (fitted through the model):";
-    for (const auto& [key, value] : cal.links->efficiency) o << " " << key << "=" << strprintf("%.4g", value);
+  if (cal.fitted) {
+    o << "fitted through the model:";
+    for (const auto& [key, value] : cal.fitted->settings) o << " " << key << "=" << strprintf("%.4g", value);
     o << "\n";
-    for (const auto& s : cal.links->sources)
+    for (const auto& s : cal.fitted->sources)
       o << "  source: " << s.file << " (run " << s.run << ", " << s.collective << ", " << s.ranks << " ranks, " << s.nodes
         << " node(s)): " << s.method << "\n";
-    for (const auto& n : cal.links->notes) o << "  note: " << n << "\n";
+    for (const auto& n : cal.fitted->notes) o << "  note: " << n << "\n";
   }
   if (cal.shm) {
     o << "shm: " << strprintf("%.3f", cal.shm->channel_Bps / 1e9) << " GB/s per channel (node.pcie.shm_channel_GBps)";
@@ -136,12 +136,13 @@ int run_calibrate(const std::vector<std::string>& argv) {
                  "[--collective NAME]\n"
                  "       ccsim calibrate LOGS... --topology PRESET|FILE [--nodes N] [--set K=V]... [--env NCCL_X=V]... "
                  "[--nccl-version X.Y] [--algo A] [--proto P] [--link nvlink|pcie|nic] -o calib.json\n"
-                 "       (with --topology: the efficiency of the link that bounds each run's plateau, fitted through the "
-                 "model)\n(see docs/calibration.md)\n";
+                 "       (with --topology: the efficiency of the link that bounds each run's plateau and the cost that "
+                 "sets its latency side, fitted through the model)\n(see docs/calibration.md)\n";
     return 0;
   }
   // With --topology the nccl-tests runs are fitted through the model on that hardware (the link that
-  // bounds each plateau, scenarios/link_fit.h) instead of as equivalent rings.
+  // bounds each plateau, the cost that sets the latency side: scenarios/model_fit.h) instead of as
+  // equivalent rings.
   const bool through_model = args.has("topology");
   for (const char* flag : {"set", "env", "nccl-version", "link", "algo", "proto"})
     if (!through_model && args.has(flag))
@@ -172,7 +173,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
     fit_options.nccl_version_given = args.has("nccl-version");
     fit_options.filter = algo_filter_from_args(args, /*shell_environment=*/false);
   }
-  std::vector<LinkFit> link_fits;
+  std::vector<RunFit> run_fits;
   const std::string link = args.get("link");
   if (args.has("link") && link != "nvlink" && link != "pcie" && link != "nic")
     throw InputError(args.spelled("link"), "unknown link '" + cut_for_message(link) + "' (valid: nvlink, pcie, nic)");
@@ -189,8 +190,8 @@ int run_calibrate(const std::vector<std::string>& argv) {
           std::istringstream in(text);
           const std::vector<NcclTestsRun> runs = parse_nccl_tests_log(in, path);
           for (std::size_t r = 0; r < runs.size(); ++r)
-            link_fits.push_back(
-                fit_link_efficiency(runs[r], path, static_cast<int>(r), spec, topology_source, fit_options, link));
+            run_fits.push_back(
+                fit_through_model(runs[r], path, static_cast<int>(r), spec, topology_source, fit_options, link));
           break;
         }
         auto c = ring_curves_from_nccl_tests_text(path, text, opt);
@@ -214,7 +215,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
     }
   }
   Calibration cal = calibrate_ring_curves(curves);
-  if (!link_fits.empty()) cal.links = link_calibration(link_fits);
+  if (!run_fits.empty()) cal.fitted = fitted_settings(run_fits);
   for (const auto& [path, text] : perftest) add_perftest_text(cal, path, text);
   for (const ProbeDocument& probe : probes) {
     if (probe.probe == "verbs") add_verbs_probe(cal, probe);

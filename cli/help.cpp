@@ -39,7 +39,7 @@ Usage:
   ccsim calibrate FILES... -o calib.json [--collective C] [--ranks N] [--nodes N] [--class nvlink|pcie|net]
   ccsim calibrate LOGS... --topology PRESET|FILE [--set KEY=VALUE]... [--env NCCL_X=V]... [--nccl-version X.Y]
                   [--algo A] [--proto P] [--link nvlink|pcie|nic] -o calib.json
-                  (the efficiency of the link that bounds each run's plateau, fitted through the model: any collective)
+                  (the bounding link's efficiency and the latency side's cost, fitted through the model: any collective)
   ccsim predict ... --calibration calib.json      (predict with fitted alpha, beta and efficiency)
   ccsim validate LOG... [--topology PRESET|FILE] [--nodes N] [--set KEY=VALUE]... [--env NCCL_X=V]... [--calibration F]
                  [--nccl-debug DEBUGLOG] [--tolerance PCT] [-o report.html] [--format table|json|csv]

@@ -57,7 +57,7 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
     set_node_count(spec, ep / gpn);
   }
   apply_topology_args(args, spec, source);
-  // A calibration that changes the topology (fitted links, NIC or SHM figures), after --set as in
+  // A calibration that changes the topology (fitted settings, NIC or SHM figures), after --set as in
   // predict. A ring calibration describes ring collectives, not the layer's all-to-all.
   std::vector<std::string> calibration_settings;
   if (args.has("calibration")) {
@@ -66,7 +66,7 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
     if (calibrates_ring(cal))
       throw InputError(args.spelled("calibration"),
                        file + " holds an equivalent ring (ring all_reduce / all_gather / reduce_scatter); the layer's "
-                              "all-to-all takes a calibration of its links: ccsim calibrate LOG --topology ...");
+                              "all-to-all takes a calibration of its description: ccsim calibrate LOG --topology ...");
     for (const std::string& o : calibration_effect(cal, spec, StepTiming{}).spec_overrides) {
       apply_override(spec, o, file);
       calibration_settings.push_back(o);

@@ -10,8 +10,8 @@
 # the calibration `ccsim calibrate` fits to the other (issue 11 allows "a calibration that came from a
 # different run"; docs/accuracy.md "Calibrated from another run").
 # --fitted-links: the same pairs and others of one node or cluster across collectives; each log
-# predicted with the link efficiency `ccsim calibrate --topology` fits to the other through the model
-# (docs/accuracy.md "A link's rate fitted through the model").
+# predicted with the settings `ccsim calibrate --topology` fits to the other through the model
+# (docs/accuracy.md "The description fitted through the model").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ccsim=./build/ccsim
@@ -255,7 +255,7 @@ link_fit_pairs=(
 if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
   if [ $fitted_links -eq 1 ]; then
     pairs=("${cross_runs[@]}" "${link_fit_pairs[@]}")
-    echo "| fitted from | fitted link | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
+    echo "| fitted from | fitted settings | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
     echo "|---|---|---|---|---|---|---|---|"
   else
     pairs=("${cross_runs[@]}")
@@ -282,7 +282,7 @@ if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
         continue
       fi
       if [ $fitted_links -eq 1 ]; then
-        first="$from | $(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["links"]["efficiency"]; print(", ".join("%s %.3f" % (k.split(".")[1], v) for k, v in e.items()))' "$work/cal.json")"
+        first="$from | $(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["fitted"]["settings"]; print(", ".join("%s %.4g" % (k[len("node."):], v) for k, v in e.items()))' "$work/cal.json")"
       fi
       # shellcheck disable=SC2086
       if "$ccsim" validate "$d/$to" $flags --calibration "$work/cal.json" --format json >"$work/v.json" 2>"$work/err" ||

@@ -19,8 +19,8 @@ struct LayerRequest {
   std::vector<Transport> transports{Transport::DeepepNormal};
   TransportOptions options;
   double expert_compute_us = 0;  // between dispatch and combine (the expert GEMMs); 0: back to back
-  // --calibration: the file and the topology settings it made (a link's fitted efficiency, a NIC's
-  // perftest figures), for the report; the topology the layer runs on already holds them.
+  // --calibration: the file and the topology settings it made (settings fitted through the model, a
+  // NIC's perftest figures), for the report; the topology the layer runs on already holds them.
   std::string calibration_file;
   std::vector<std::string> calibration_settings;
   // The layer's rails and nodes, and dispatch and combine, in separate simulations (sim/split.h),
