@@ -241,7 +241,7 @@ cross_runs=(
 
 # For --fitted-links, besides the pairs above: runs of one node or cluster in collectives an equivalent
 # ring cannot carry (all-to-all, send/recv, broadcast, reduce).
-link_fit_pairs=(
+model_fit_pairs=(
   "h100x8-1node-alltoall-nccl2.29.2.txt|h100x8-1node-allgather-nccl2.29.2.txt"
   "h100x8-1node-alltoall-nccl2.29.2.txt|h100x8-1node-sendrecv-nccl2.29.2.txt"
   "h100x80-10node-alltoall-nccl2.29.2.txt|h100x80-10node-allgather-nccl2.29.2.txt"
@@ -254,7 +254,7 @@ link_fit_pairs=(
 
 if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
   if [ $fitted_links -eq 1 ]; then
-    pairs=("${cross_runs[@]}" "${link_fit_pairs[@]}")
+    pairs=("${cross_runs[@]}" "${model_fit_pairs[@]}")
     echo "| fitted from | fitted settings | predicted log | hardware flags | collective, ranks | latency side: sizes, median error | bandwidth side: sizes, median error | causes |"
     echo "|---|---|---|---|---|---|---|---|"
   else
