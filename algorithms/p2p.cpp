@@ -66,7 +66,7 @@ P2pConfig nccl_p2p_config(const Topology& topo, const NcclTopoSummary& summary) 
       if (nccl_p2p_net_channels_by_bandwidth(summary.nccl_version)) {
         // NCCL 2.29+: one channel per 14 GB/s of the GPU's NICs, whatever the rank count (a 400 Gb/s
         // NIC, 48 GB/s in NCCL's units behind PCIe Gen5: 4). NCCL's divUp((int)netBw, 14).
-        const int per_channel = static_cast<int>(kNcclP2pPerChannelNetGBps);
+        const int per_channel = kNcclP2pPerChannelNetGBps;
         net = std::max(nics, (static_cast<int>(summary.net_bw_by_count) + per_channel - 1) / per_channel);
       } else {
         // Up to 2.28: 2, halved while 2 x ranks exceeds 4 x the P2P channels ("avoid overloading

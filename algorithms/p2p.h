@@ -70,8 +70,9 @@ struct P2pConfig {
 };
 
 // NCCL_P2P_PER_CHANNEL_NET_BW's default (NCCL 2.29+ src/graph/paths.cc): the network bandwidth NCCL
-// counts on per P2P channel when it sizes the channels to a peer across nodes, GB/s.
-constexpr double kNcclP2pPerChannelNetGBps = 14;
+// counts on per P2P channel when it sizes the channels to a peer across nodes, GB/s (an integer
+// parameter in NCCL, divided into the integer part of the NICs' bandwidth).
+constexpr int kNcclP2pPerChannelNetGBps = 14;
 
 // From `summary`: comm->nChannels (coll_channels), the proxy cost (net_overhead_us), the GPU's NICs
 // counted by bandwidth and the NCCL version whose channel rule applies.

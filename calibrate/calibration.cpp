@@ -179,12 +179,12 @@ const std::vector<std::string>& fitted_setting_keys() {
   return k;
 }
 
-std::pair<double, double> fitted_setting_range(const std::string& key) {
+FittedSettingRange fitted_setting_range(const std::string& key) {
   // A latency above 1 ms per step or launch is no cluster's (the worst measured floors are
   // TCPX's 1.7 ms per operation, many steps); node.cpu.launch_us must be positive (topologies/spec.cpp).
-  if (key == "node.nic.latency_us") return {0.0, 1000.0};
-  if (key == "node.cpu.launch_us") return {0.01, 1000.0};
-  return {0.0, 1.0};
+  if (key == "node.nic.latency_us") return {0.0, 1000.0, true};
+  if (key == "node.cpu.launch_us") return {0.01, 1000.0, true};
+  return {0.0, 1.0, false};
 }
 
 bool calibrates_ring(const Calibration& cal) { return !cal.classes.empty(); }
@@ -700,9 +700,8 @@ Calibration calibration_from_json(const json& doc, const std::string& source) {
       const auto& keys = fitted_setting_keys();
       if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
         rd.fail("/fitted/settings/" + it.key(), "unknown setting (valid: " + join(keys, ", ") + ")");
-      const auto [min, max] = fitted_setting_range(it.key());
-      const bool efficiency = it.key().size() > 10 && it.key().compare(it.key().size() - 10, 10, "efficiency") == 0;
-      f.settings[it.key()] = rd.number(settings, "/fitted/settings", it.key(), true, min, !efficiency, max);
+      const FittedSettingRange range = fitted_setting_range(it.key());
+      f.settings[it.key()] = rd.number(settings, "/fitted/settings", it.key(), true, range.min, range.min_inclusive, range.max);
     }
     f.sources = rd.sources(fitted, "/fitted");
     f.notes = rd.notes(fitted, "/fitted");

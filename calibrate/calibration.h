@@ -98,8 +98,12 @@ const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "n
 // node.nic.efficiency (in (0, 1]), node.nic.latency_us (0 .. 1000 us), node.cpu.launch_us (0.01 .. 1000 us).
 const std::vector<std::string>& fitted_setting_keys();
 // The range a fitted setting's value must lie in (a JSON value outside it is refused; a fit stops at
-// its ends): {min, max}; an efficiency's min is exclusive.
-std::pair<double, double> fitted_setting_range(const std::string& key);
+// its ends).
+struct FittedSettingRange {
+  double min = 0, max = 0;
+  bool min_inclusive = true;  // false for an efficiency: (0, 1]
+};
+FittedSettingRange fitted_setting_range(const std::string& key);
 
 // Whether the calibration holds a ring class (fitted from nccl-tests or the nccl probe): only then
 // does predict replay the calibrated ring. One with NIC (perftest, verbs probe), SHM (cuda probe) or

@@ -6,6 +6,7 @@
 
 #include "calibrate/calibration.h"
 #include "cli/commands.h"
+#include "cli/predict_options.h"
 #include "cli/topology_options.h"
 #include "common/error.h"
 #include "topologies/spec.h"
@@ -59,19 +60,12 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
   apply_topology_args(args, spec, source);
   // A calibration that changes the topology (fitted settings, NIC or SHM figures), after --set as in
   // predict. A ring calibration describes ring collectives, not the layer's all-to-all.
-  std::vector<std::string> calibration_settings;
-  if (args.has("calibration")) {
-    const std::string file = args.get("calibration");
-    const Calibration cal = load_calibration(file);
-    if (calibrates_ring(cal))
-      throw InputError(args.spelled("calibration"),
-                       file + " holds an equivalent ring (ring all_reduce / all_gather / reduce_scatter); the layer's "
-                              "all-to-all takes a calibration of its description: ccsim calibrate LOG --topology ...");
-    for (const std::string& o : calibration_effect(cal, spec, StepTiming{}).spec_overrides) {
-      apply_override(spec, o, file);
-      calibration_settings.push_back(o);
-    }
-  }
+  const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
+  if (calibration && calibrates_ring(calibration->calibration))
+    throw InputError(args.spelled("calibration"),
+                     calibration->file + " holds an equivalent ring (ring all_reduce / all_gather / reduce_scatter); the "
+                                         "layer's all-to-all takes a calibration of its description: ccsim calibrate LOG "
+                                         "--topology ...");
   // kMaxMoeGpus (cli/commands.h), checked before the topology is built: fuzz_moe_scenario found
   // 47 168 nodes taking seconds to build.
   if (spec.contains("nodes") && spec["nodes"].is_number_integer() &&
@@ -106,8 +100,10 @@ MoeRun moe_run_from_args(const ParsedArgs& given) {
   } else {
     run.request.placement = moe::parse_placement_spec(args.get("placement", "contiguous"), args.spelled("placement"));
   }
-  run.request.calibration_file = args.get("calibration", "");
-  run.request.calibration_settings = calibration_settings;
+  if (calibration) {
+    run.request.calibration_file = calibration->file;
+    run.request.calibration_settings = calibration->overrides;
+  }
   const int seed = parse_int_arg(args, "seed", 1, 0);
   run.request.seed = static_cast<std::uint64_t>(seed);
   run.request.options.pure_rdma = args.has("pure-rdma");

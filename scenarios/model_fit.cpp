@@ -117,13 +117,9 @@ RunFit fit_through_model(const NcclTestsRun& run, const std::string& file, int r
   fit.bottleneck = busiest.from + " -> " + busiest.to + " (" + busiest.label + ")";
   const std::string busiest_part = link_part(busiest.link_class);
   const std::string part = link_asked.empty() ? busiest_part : link_asked;
-  if (part.empty()) {
-    std::vector<std::string> links;
-    for (const std::string& k : fitted_setting_keys())
-      if (k.find("efficiency") != std::string::npos) links.push_back(k);
+  if (part.empty())
     throw InputError(file, where + ": the plateau is bound by the " + busiest.link_class + " link " + fit.bottleneck +
-                               ", whose rate has no efficiency setting to fit (" + join(links, ", ") + " have one)");
-  }
+                               ", whose rate has no efficiency setting to fit (NVLink, PCIe and the NIC have one)");
   SettingFit& link = fit.link;
   link.key = "node." + part + ".efficiency";
   const nlohmann::json& node = first.prediction.facts.topology_spec.at("node");
@@ -184,38 +180,41 @@ RunFit fit_through_model(const NcclTestsRun& run, const std::string& file, int r
       lat.key = key;
       lat.described = key == "node.cpu.launch_us" ? node.at("cpu").value("launch_us", 0.0) : node.at("nic").value("latency_us", 0.0);
       const NcclTestsRun latency_run = only_sizes(run, latency_sizes);
-      // The predicted times grow with the cost, so the median error falls with it: bisection.
+      // The predicted times grow with the cost, so the median error falls with it: bisection between
+      // the described value and the end of the range the error points to.
       auto error_at = [&](double v) { return median_error(validate(latency_run, with_setting(spec_with_link, key, v)), latency_sizes); };
-      const auto [min, max] = fitted_setting_range(key);
-      const double at_described = error_at(lat.described);
-      double lo = min, hi = max;
-      (at_described > 0 ? lo : hi) = lat.described;
-      double e_lo = at_described > 0 ? at_described : error_at(lo);
-      double e_hi = at_described > 0 ? error_at(hi) : at_described;
-      if (std::fabs(at_described) <= kLatencyErrorTolerance) {
-        lat.fitted = lat.described;
-      } else if (e_hi > 0) {
-        lat.fitted = hi;
-        lat.notes.push_back(strprintf("the latency side stays %.0f%% slower than predicted with %s at the range's end "
-                                      "(%.4g): held there", 100 * e_hi, key.c_str(), hi));
-      } else if (e_lo < 0) {
-        lat.fitted = lat.described;
-        lat.notes.push_back(strprintf("the latency side is %.0f%% faster than predicted even with %s at %.4g: what sets it "
-                                      "is not this cost (NCCL's per-step constants, the launch); %s kept at %.4g",
-                                      -100 * e_lo, key.c_str(), lo, key.c_str(), lat.described));
-      } else {
-        for (int step = 0; step < kMaxLatencySteps && hi - lo > kLatencyToleranceUs; ++step) {
-          const double mid = 0.5 * (lo + hi);
-          const double e = error_at(mid);
-          if (std::fabs(e) <= kLatencyErrorTolerance) {
-            lo = hi = mid;
-            break;
+      const FittedSettingRange range = fitted_setting_range(key);
+      lat.fitted = lat.described;
+      double error = error_at(lat.described);
+      if (std::fabs(error) > kLatencyErrorTolerance) {
+        const bool raise = error > 0;  // the side is slower than predicted: a larger cost
+        const double end = raise ? range.max : range.min;
+        const double at_end = error_at(end);
+        if (raise && at_end > 0) {
+          lat.fitted = end;
+          error = at_end;
+          lat.notes.push_back(strprintf("the latency side stays %.0f%% slower than predicted with %s at the range's end "
+                                        "(%.4g): held there", 100 * at_end, key.c_str(), end));
+        } else if (!raise && at_end < 0) {
+          lat.notes.push_back(strprintf("the latency side is %.0f%% faster than predicted even with %s at %.4g: what sets it "
+                                        "is not this cost (NCCL's per-step constants, the launch); %s kept at %.4g",
+                                        -100 * at_end, key.c_str(), end, key.c_str(), lat.described));
+        } else {
+          double lo = raise ? lat.described : end, hi = raise ? end : lat.described;
+          for (int step = 0; step < kMaxLatencySteps && hi - lo > kLatencyToleranceUs; ++step) {
+            const double mid = 0.5 * (lo + hi);
+            const double e = error_at(mid);
+            if (std::fabs(e) <= kLatencyErrorTolerance) {
+              lo = hi = mid;
+              break;
+            }
+            (e > 0 ? lo : hi) = mid;
           }
-          (e > 0 ? lo : hi) = mid;
+          lat.fitted = 0.5 * (lo + hi);
+          error = error_at(lat.fitted);
         }
-        lat.fitted = 0.5 * (lo + hi);
       }
-      fit.latency_error_fitted = error_at(lat.fitted);
+      fit.latency_error_fitted = error;
       fit.latency = lat;
     }
   }

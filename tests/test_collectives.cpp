@@ -20,14 +20,6 @@
 namespace ccsim {
 namespace {
 
-// A summary of `t` whose comm->nChannels is `coll_channels` (the proxy cost 1 us).
-[[maybe_unused]] NcclTopoSummary summary_with_channels(const Topology& t, int coll_channels) {
-  NcclTopoSummary s = summarize_for_nccl(t);
-  s.coll_channels = coll_channels;
-  s.net_overhead_us = 1.0;
-  return s;
-}
-
 using testing::preset;
 using testing::single_gpu_nodes_spec;
 
@@ -315,7 +307,7 @@ TEST(P2p, PeersBeyondTheConcurrencyLimitWaitForASlot) {
   // channel runs 8 operations at once: rounds 0..7 (round 0 is the copy to itself) form the first
   // wave, rounds 8..11 the second; round r waits for round r-8 of the same rank.
   const Topology topo = uniform(12);
-  const P2pConfig cfg = nccl_p2p_config(topo, summary_with_channels(topo, 1));
+  const P2pConfig cfg = nccl_p2p_config(topo, testing::summary_with_channels(topo, 1));
   ASSERT_EQ(cfg.p2p_channels, 1);
   ASSERT_EQ(cfg.channels_per_peer, 1);
   ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 8);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/nccl_channels.h"
 #include "topologies/nccl_env.h"
 #include "topologies/spec.h"
 #include "topologies/topology.h"
@@ -53,6 +54,15 @@ inline Topology preset(const std::string& name, int nodes, const std::vector<std
   for (const auto& s : sets) apply_override(spec, s, "--set");
   for (const auto& e : envs) apply_nccl_env(spec, e, "--env " + e, name);
   return build_topology(spec, name);
+}
+
+// NCCL's summary of `t` with comm->nChannels set to `coll_channels` and the proxy cost 1 us (what
+// nccl_p2p_config takes), for P2P decisions under a chosen channel count.
+inline NcclTopoSummary summary_with_channels(const Topology& t, int coll_channels) {
+  NcclTopoSummary s = summarize_for_nccl(t);
+  s.coll_channels = coll_channels;
+  s.net_overhead_us = 1.0;
+  return s;
 }
 
 }  // namespace ccsim::testing

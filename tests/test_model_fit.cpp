@@ -170,15 +170,20 @@ TEST(ModelFit, AFittedLinkCarriesToAnMoeLayer) {
   ASSERT_EQ(ccsim::testing::run_ccsim("calibrate " + kData + "h100x16-2node-alltoall.txt --topology dgx-h100 -o " + cal).code, 0);
   const double fitted =
       nlohmann::json::parse(ccsim::testing::read_text_file(cal))["fitted"]["settings"]["node.nic.efficiency"].get<double>();
-  auto dispatch_us = [](const std::string& flags) {
+  auto layer = [](const std::string& flags) {
     const auto r = ccsim::testing::run_ccsim("moe --nodes 2 --format json " + flags);
     EXPECT_EQ(r.code, 0) << r.err;
-    return nlohmann::json::parse(r.out)["transports"][0]["dispatch"]["time_us"].get<double>();
+    return nlohmann::json::parse(r.out);
   };
-  const double preset = dispatch_us("");
-  const double calibrated = dispatch_us("--calibration " + cal);
-  EXPECT_NEAR(calibrated / preset, 0.97 / fitted, 0.01 * 0.97 / fitted);
-  EXPECT_DOUBLE_EQ(calibrated, dispatch_us("--set node.nic.efficiency=" + std::to_string(fitted)));
+  const double preset = layer("")["transports"][0]["dispatch"]["time_us"].get<double>();
+  const nlohmann::json calibrated = layer("--calibration " + cal);
+  const double calibrated_us = calibrated["transports"][0]["dispatch"]["time_us"].get<double>();
+  EXPECT_NEAR(calibrated_us / preset, 0.97 / fitted, 0.01 * 0.97 / fitted);
+  // The report names the setting it made, which --set reproduces exactly.
+  ASSERT_EQ(calibrated["calibration"]["settings"].size(), 1u);
+  const std::string setting = calibrated["calibration"]["settings"][0].get<std::string>();
+  EXPECT_EQ(setting.rfind("node.nic.efficiency=", 0), 0u) << setting;
+  EXPECT_DOUBLE_EQ(calibrated_us, layer("--set " + setting)["transports"][0]["dispatch"]["time_us"].get<double>());
 
   const std::string ring = ccsim::testing::temp_file("fit-moe-ring.json");
   std::remove(ring.c_str());

@@ -25,14 +25,6 @@
 namespace ccsim {
 namespace {
 
-// A summary of `t` whose comm->nChannels is `coll_channels` (the proxy cost 1 us).
-[[maybe_unused]] NcclTopoSummary summary_with_channels(const Topology& t, int coll_channels) {
-  NcclTopoSummary s = summarize_for_nccl(t);
-  s.coll_channels = coll_channels;
-  s.net_overhead_us = 1.0;
-  return s;
-}
-
 // The hybrid cube-mesh of the log's own host (its nvidia-smi topo -m: cross links 0-6, 1-7 NV2, 2-4, 3-5 NV1).
 const std::string kLogHostPeers =
     "node.nvlink.peers=[[0,1,1],[0,2,1],[0,3,2],[0,6,2],[1,2,2],[1,3,1],[1,7,2],[2,3,2],[2,4,1],[3,5,1],[4,5,2],"
@@ -194,11 +186,11 @@ TEST(NvlinkMesh, RinglessSixteenGpuMeshFallsBackToAMixedRing) {
 // of 4 GPUs has 2 links); the NVLink chunk only when every pair is joined (DGX-1: the PCI chunk).
 TEST(NvlinkMesh, P2pChannelsAndChunkFollowThePairs) {
   const Topology dgx1 = testing::preset("dgx1-v100", 1);
-  const P2pConfig c = nccl_p2p_config(dgx1, summary_with_channels(dgx1, summarize_for_nccl(dgx1).coll_channels));
+  const P2pConfig c = nccl_p2p_config(dgx1, testing::summary_with_channels(dgx1, summarize_for_nccl(dgx1).coll_channels));
   EXPECT_EQ(c.channels_per_peer, 2);
   EXPECT_EQ(c.chunk_bytes, 131072);
   const Topology four = testing::preset("dgx1-v100", 1, {"node.gpu.count=4", "node.nic.count=0", kFourFullyJoined});
-  const P2pConfig f = nccl_p2p_config(four, summary_with_channels(four, summarize_for_nccl(four).coll_channels));
+  const P2pConfig f = nccl_p2p_config(four, testing::summary_with_channels(four, summarize_for_nccl(four).coll_channels));
   EXPECT_EQ(f.channels_per_peer, 4);
   EXPECT_EQ(f.chunk_bytes, 524288);
 }

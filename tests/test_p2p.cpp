@@ -20,14 +20,6 @@
 namespace ccsim {
 namespace {
 
-// A summary of `t` whose comm->nChannels is `coll_channels` (the proxy cost 1 us).
-[[maybe_unused]] NcclTopoSummary summary_with_channels(const Topology& t, int coll_channels) {
-  NcclTopoSummary s = summarize_for_nccl(t);
-  s.coll_channels = coll_channels;
-  s.net_overhead_us = 1.0;
-  return s;
-}
-
 using testing::preset;
 
 // dgx-h100 with nominal NIC and PCIe rates (efficiency 1): the 400 Gb/s NIC (50 GB/s per direction)
@@ -233,7 +225,7 @@ TEST(P2pMessages, SparseMessagesWaitOnlyForTheMessageInTheirSlot) {
   // Rank 0 sends in rounds 1 (rank 1), 9 (rank 9) and 10 (rank 10): round 9 waits for round 1;
   // round 10 would wait for round 2, in which rank 0 sends nothing: it does not wait.
   const Topology topo = preset("dgx-h100", 2);
-  const P2pConfig cfg = nccl_p2p_config(topo, summary_with_channels(topo, 1));
+  const P2pConfig cfg = nccl_p2p_config(topo, testing::summary_with_channels(topo, 1));
   ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 8);
   const Schedule s = alltoallv_schedule(topo, cfg, {{0, 1, 1 << 20}, {0, 9, 1 << 20}, {0, 10, 1 << 20}}, unaggregated());
   ASSERT_EQ(s.transfers.size(), 3u);
@@ -354,7 +346,7 @@ TEST(P2pAggregation, SameTimesWithRoundsInSeveralWaves) {
   // node, then the next node), wave 1 = rounds 16..31 (two and three nodes ahead), each message
   // waiting for its rank's message 16 rounds earlier.
   const Topology topo = preset("dgx-h100", 4);
-  NcclTopoSummary summary = summary_with_channels(topo, 2);
+  NcclTopoSummary summary = testing::summary_with_channels(topo, 2);
   summary.nccl_version = parse_nccl_version("2.28", "test");
   const P2pConfig cfg = nccl_p2p_config(topo, summary);
   ASSERT_EQ(nccl_p2p_op(cfg, 1 << 20, true).max_concurrent_peers, 16);
