@@ -67,6 +67,9 @@ declare -A nccl_version=(
   ["lambda-h100x4-vm-nv18-allreduce-g4-nccl2.26.2.txt"]=2.26.2  # printed
   ["gcp-a3ultra-h200-2node-1gpu-1nic-allgather-nccl2.25.1.txt"]=2.25.1  # printed
   ["gcp-a4xmax-gb300-2node-crossdomain-allgather-nccl2.28.9.txt"]=2.28.9  # printed (nccl-library=22809)
+  ["aws-g7e-rtxpro6000bw-2node-1gpu-efa-allreduce-nccl2.29.2.txt"]=2.29.2  # printed (NCCL INFO)
+  ["together-b200x16-2node-ib-sendrecv-nccl2.29.7.txt"]=2.29.7  # printed
+  ["together-b200x32-4node-ib-sendrecv-nccl2.29.7.txt"]=2.29.7  # printed
 )
 
 # log | hardware flags (what the log's source says about the machine), and --algo/--proto where the
@@ -168,6 +171,10 @@ cases=(
   "azure-nc12sv3-v100x2-pcie-allreduce-mpi.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=0 --set node.nic.count=0 --env NCCL_P2P_LEVEL=NVL"
   "sheffield-v100pcie-x4-allreduce-g4-nccl2.4.2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0"
   "sheffield-v100pcie-x4-allreduce-g4-nccl2.8.3.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0"
+  "aws-g7e-rtxpro6000bw-2node-1gpu-efa-allreduce-nccl2.29.2.txt|--topology pcie-gen4-8gpu --set node.gpu.count=1 --set node.gpu.arch=sm120 --set node.pcie.generation=5 --set node.nic.count=1 --set node.nic.Gbps=100 --set node.nic.transport=efa --set node.nic.gpudirect_rdma=false --set node.nic.plugin_latency_us=35 --proto Simple --env NCCL_BUFFSIZE=8388608 --env NCCL_P2P_NET_CHUNKSIZE=524288"
+  "together-b200x16-2node-ib-sendrecv-nccl2.29.7.txt|--topology dgx-b200 --env NCCL_NVLS_ENABLE=0"
+  "together-b200x32-4node-ib-sendrecv-nccl2.29.7.txt|--topology dgx-b200 --env NCCL_NVLS_ENABLE=0"
+  "gke-h200-2node-1gpu-1nic-dranet-mpijob-allreduce.txt|--topology dgx-h200 --set node.gpu.count=1 --set node.nic.count=1 --set node.nic.transport=roce"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

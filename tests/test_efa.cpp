@@ -11,9 +11,11 @@
 
 #include "algorithms/nccl_channels.h"
 #include "algorithms/nccl_model.h"
+#include "algorithms/tuner.h"
 #include "cli_runner.h"
 #include "real_log_helpers.h"
 #include "test_helpers.h"
+#include "topologies/nccl_env.h"
 #include "topologies/spec.h"
 
 namespace ccsim {
@@ -98,6 +100,39 @@ TEST(Efa, ValidateAdvisesEfaToolsOnAP4dLog) {
   }
   EXPECT_TRUE(nic);
   EXPECT_TRUE(gdr);
+}
+
+// 2 x g7e.8xlarge (one RTX PRO 6000 Blackwell PCIe card and one 100 Gb/s EFA device per node;
+// aws-ofi-nccl 1.18.0, NCCL 2.29.2), all_reduce 8 B-1 GiB. The plugin printed what the description
+// takes: GPUDirect RDMA off (host staging), NCCL_PROTO=simple forced, NCCL_BUFFSIZE 8 MiB, a 35 us
+// network latency reported to NCCL's tuner, 2 coll channels. Two ranks' ring all_reduce moves S each
+// way over the one NIC: busbw = algbw = 12.5 GB/s x EFA's 0.95 = 11.875 GB/s, measured 12.37 at 1 GiB.
+// The floor is a Ring/Simple launch (8.4 us) and two network steps of EFA's 20 us (aws-ofi-nccl's cost
+// model), 48.4 us before the copies through host memory; measured 45.2-48.1 us. Both sides meet issue
+// 11's targets from the description alone; 512 KiB-4 MiB take twice the prediction (4 MiB as long as
+// 8 MiB in the log), which the plugin's SENDRECV protocol does and the model does not (docs/accuracy.md).
+TEST(Efa, G7eBlackwellPcieCardsOverOneEfaWithoutGdr) {
+  nlohmann::json spec = load_topology_spec("pcie-gen4-8gpu");
+  for (const char* s : {"node.gpu.count=1", "node.gpu.arch=sm120", "node.pcie.generation=5", "node.nic.count=1", "node.nic.Gbps=100",
+                        "node.nic.transport=efa", "node.nic.gpudirect_rdma=false", "node.nic.plugin_latency_us=35"})
+    apply_override(spec, s, "--set");
+  for (const char* e : {"NCCL_BUFFSIZE=8388608", "NCCL_P2P_NET_CHUNKSIZE=524288"}) apply_nccl_env(spec, e, "--env", "test");
+  ValidateOptions opts;
+  opts.filter = parse_algo_filter("", "Simple", "test");
+  const ValidatedRun run =
+      testing::validate_real_log("aws-g7e-rtxpro6000bw-2node-1gpu-efa-allreduce-nccl2.29.2.txt", spec, "pcie-gen4-8gpu", opts);
+  EXPECT_EQ(run.log.ranks, 2);
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  const ValidatedSize& last = run.sizes.back();
+  EXPECT_EQ(last.nccl_protocol, "Simple");
+  EXPECT_NEAR(last.measured_busbw_GBps, 12.37, 0.01);
+  EXPECT_NEAR(last.predicted_busbw_GBps, 12.5 * 0.95, 0.01 * 12.5 * 0.95);
+  const ValidatedSize& first = run.sizes.front();
+  EXPECT_GT(first.predicted_time_us, 8.4 + 2 * 20.0);
+  EXPECT_LT(first.predicted_time_us, 1.10 * (8.4 + 2 * 20.0));
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << run.latency.median_error;
+  EXPECT_GT(testing::size_at(run, 4194304).error, 0.5);  // the plugin's mid sizes: a known miss
 }
 
 TEST(Efa, BadPluginLatencyIsOneLineExitTwo) {
