@@ -210,6 +210,37 @@ TEST(PresetLogs, FourNodeVoltageParkPlateausBelowTheNvlinkBound) {
   EXPECT_NEAR(run.sizes.front().predicted_time_us, 35.2, 0.01 * 35.2);
   EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << run.latency.median_error;
   EXPECT_GT(run.bandwidth.median_error, 0.10) << run.bandwidth.median_error;  // the miss above
+  // The same job's all_gather: the ring's NVLink bound again, 18 x 20.6 = 370.8 GB/s busbw, measured
+  // 323.5 at 8 GiB (+14%), and 4-512 MiB take 1.3-2 times the prediction: both sides miss (+21%, +20%).
+  const ValidatedRun gather = validate_log("h100x32-4node-voltagepark-ib-allgather-nccl2.24.3.txt", "dgx-h100");
+  EXPECT_EQ(gather.sizes.back().nccl_algorithm, "Ring");
+  EXPECT_NEAR(gather.sizes.back().predicted_busbw_GBps, 18 * 20.6, 0.005 * 370.8);
+  EXPECT_NEAR(gather.sizes.back().measured_busbw_GBps, 323.53, 0.01);
+  EXPECT_NEAR(gather.sizes.back().error, 18 * 20.6 / 323.53 - 1, 0.01);
+  EXPECT_GT(gather.bandwidth.median_error, 0.10) << gather.bandwidth.median_error;
+}
+
+// Two SURF Snellius gpu_h100 nodes: 4 H100 each without an NVSwitch (NCCL prints no NVLS multicast),
+// joined pair by pair by NVLink (6 links per pair, the HGX 4-GPU board's: inferred), and 4 x 200 Gb/s
+// InfiniBand per node (the run's ibstat), NCCL 2.22.3, one process per GPU. The ring all_gather and
+// reduce_scatter cross the network from every node on its 4 NICs: busbw bound 4 x 25 GB/s x 0.97 = 97.0,
+// measured 97.65 and 97.68 at 8 GiB. Both collectives meet issue 11's targets on both sides.
+TEST(PresetLogs, SnelliusFourH100NodesRingAtTheirFourNics) {
+  const std::vector<std::string> sets = {"node.gpu.count=4", "node.nvlink.nvswitch=false", "node.nvlink.nvls=false",
+                                         "node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]]",
+                                         "node.nic.count=4", "node.nic.Gbps=200"};
+  for (const char* log : {"snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt",
+                          "snellius-h100x8-2node-4gpu-4xndr200-ib-reducescatter-nccl2.22.3.txt"}) {
+    const ValidatedRun run = validate_log(log, "dgx-h100", sets);
+    EXPECT_EQ(run.log.ranks, 8) << log;
+    EXPECT_EQ(run.prediction.facts.nodes, 2) << log;
+    const ValidatedSize& last = run.sizes.back();
+    EXPECT_EQ(last.nccl_algorithm, "Ring") << log;
+    EXPECT_NEAR(last.predicted_busbw_GBps, 4 * 25.0 * 0.97, 0.01 * 97.0) << log;
+    EXPECT_NEAR(last.measured_busbw_GBps, 97.66, 0.03) << log;
+    EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << log << " " << run.bandwidth.median_error;
+    EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << log << " " << run.latency.median_error;
+  }
 }
 
 // 8 hosts of 8 H100 on 400G InfiniBand (another poster's cluster in NVIDIA/nccl-tests#309), one process
