@@ -148,6 +148,7 @@ class Parser {
   }
 
   void finalize() {
+    flush_row_pieces();
     if (cur_.rows.empty()) fail(cur_.header_line, "nccl-tests table header has no data rows");
     cur_.ranks = static_cast<int>(cur_.devices.size());
     if (cur_.nccl_version.empty() && library_code_ > 0) cur_.nccl_version = nccl_version_from_code(library_code_);
@@ -325,7 +326,8 @@ class Parser {
     label_line_.clear();
   }
 
-  void parse_row(const std::string& s) {
+  // One table row; `line` is where it starts (a row NCCL's lines cut in two is read where it began).
+  void parse_row(const std::string& s, int line) {
     auto t = split_ws(s);
     const Layout& L = layout_;
     if (static_cast<int>(t.size()) == L.ncols - 1 && L.idx_redop >= 0 && L.idx_root == L.idx_redop + 1) {
@@ -333,12 +335,12 @@ class Parser {
       if (parse_int(t[L.idx_redop], dummy)) t.insert(t.begin() + L.idx_redop, "");
     }
     if (static_cast<int>(t.size()) != L.ncols)
-      fail(lineno_, "nccl-tests row has " + std::to_string(t.size()) + " fields, expected " + std::to_string(L.ncols) +
+      fail(line, "nccl-tests row has " + std::to_string(t.size()) + " fields, expected " + std::to_string(L.ncols) +
                         " (" + L.names + ")" + (static_cast<int>(t.size()) < L.ncols ? "; truncated line?" : ""));
     NcclTestsRow r;
-    r.line = lineno_;
+    r.line = line;
     auto bad = [&](int idx, const char* what) {
-      fail(lineno_, std::string("field '") + what + "' (column " + std::to_string(idx + 1) + ") is not a valid number: '" +
+      fail(line, std::string("field '") + what + "' (column " + std::to_string(idx + 1) + ") is not a valid number: '" +
                         t[idx] + "'");
     };
     if (!parse_u64(t[L.idx_size], r.size_bytes)) bad(L.idx_size, "size");
@@ -352,11 +354,11 @@ class Parser {
       if (!parse_double(t[g.time], tm)) bad(g.time, "time");
       // printf writes nan and inf too, but a time that is one, or negative, is no measurement.
       if (!(tm >= 0) || std::isinf(tm))
-        fail(lineno_, "field 'time' (column " + std::to_string(g.time + 1) + ") is not a measurement: '" +
+        fail(line, "field 'time' (column " + std::to_string(g.time + 1) + ") is not a measurement: '" +
                           cut_for_message(t[g.time]) + "' (negative, nan or inf)");
       // A time of 0 for a non-empty buffer is no measurement either (such rows were dropped silently).
       if (tm == 0 && r.size_bytes > 0)
-        fail(lineno_, "field 'time' (column " + std::to_string(g.time + 1) + ") is 0 for " + std::to_string(r.size_bytes) +
+        fail(line, "field 'time' (column " + std::to_string(g.time + 1) + ") is 0 for " + std::to_string(r.size_bytes) +
                           " bytes: not a measurement");
       if (!parse_double(t[g.algbw], ab)) bad(g.algbw, "algbw");
       if (!parse_double(t[g.busbw], bb)) bad(g.busbw, "busbw");
@@ -444,10 +446,17 @@ class Parser {
   }
 
   void handle(const std::string& s) {
+    const std::size_t nccl_at = nccl_line_start(s);
+    if (nccl_at != std::string::npos) {
+      if (nccl_at > 0) take_row_piece(s.substr(0, nccl_at));
+      scan_version(s.substr(nccl_at));
+      return;
+    }
     if (s.find("NCCL INFO") != std::string::npos || s.find("NCCL WARN") != std::string::npos) {
       scan_version(s);
       return;
     }
+    if (!row_piece_.empty() && continue_row(s)) return;
     std::string ts = trim(s);
     if (ts.empty()) return;
     // Some launchers and log collectors drop the leading '#' of nccl-tests' comment lines (dstack
@@ -516,10 +525,83 @@ class Parser {
     if (table_mode_ && (std::isdigit(static_cast<unsigned char>(ts[0])) || signed_number)) {
       std::size_t e = 0;
       while (e < ts.size() && !std::isspace(static_cast<unsigned char>(ts[e]))) ++e;
-      if (ts.substr(0, e).find(':') == std::string::npos && !is_text_after_a_number(ts)) { parse_row(ts); return; }
+      if (ts.substr(0, e).find(':') == std::string::npos && !is_text_after_a_number(ts)) { parse_row(ts, lineno_); return; }
     }
     scan_version(ts);
     scan_collective(ts);
+  }
+
+  // nccl-tests prints a row in pieces: size .. root before the collective runs, each column group's
+  // time and bandwidths after it. NCCL writes its own lines to the same terminal or file while the
+  // collective runs (with NCCL_DEBUG=INFO: the rings or trees it connects when an algorithm first runs,
+  // lazily since NCCL 2.22), so one can land inside a row, glued to its last field,
+  //   "     2097152        524288     float     sum      -1gcn151:1904979:1905073 [0] NCCL INFO Channel ..."
+  // with the row's rest on a later line ("    87.18   24.05   42.10      0    85.11 ..."). Where an NCCL
+  // line starts on `s`: its host:pid:tid token, after the digits of a field glued to it; npos when `s`
+  // holds no NCCL line of that form. A host name that starts with a digit cannot be told from the field.
+  static std::size_t nccl_line_start(const std::string& s) {
+    std::size_t p = s.find(" NCCL INFO");
+    if (p == std::string::npos) p = s.find(" NCCL WARN");
+    if (p == std::string::npos || p == 0 || s[p - 1] != ']') return std::string::npos;
+    std::size_t open = s.rfind('[', p - 1);
+    if (open == std::string::npos || open == 0) return std::string::npos;
+    std::size_t end = open;
+    while (end > 0 && s[end - 1] == ' ') --end;
+    std::size_t start = end;
+    while (start > 0 && !std::isspace(static_cast<unsigned char>(s[start - 1]))) --start;
+    const std::string token = s.substr(start, end - start);  // [field digits]host:pid:tid
+    if (std::count(token.begin(), token.end(), ':') < 2) return std::string::npos;
+    std::size_t g = 0;
+    if (g < token.size() && (token[g] == '-' || token[g] == '+')) ++g;
+    const std::size_t digits = g;
+    while (g < token.size() && std::isdigit(static_cast<unsigned char>(token[g]))) ++g;
+    if (g < token.size() && token[g] == '.')
+      for (++g; g < token.size() && std::isdigit(static_cast<unsigned char>(token[g]));) ++g;
+    const bool glued = g > digits && g < token.size() && std::isalpha(static_cast<unsigned char>(token[g]));
+    return start + (glued ? g : 0);
+  }
+
+  // Text that stood before an NCCL line on one line: the start of a table row, or the next piece of
+  // one already started; anything else (a timestamp, a launcher's text) is not a row and is dropped.
+  void take_row_piece(const std::string& piece) {
+    const auto t = split_ws(piece);
+    if (!table_mode_ || t.empty()) return;
+    if (row_piece_.empty()) {
+      std::uint64_t v = 0;
+      if (!parse_u64(t[0], v) || (t.size() > 1 && !parse_u64(t[1], v)) || static_cast<int>(t.size()) >= layout_.ncols) return;
+      row_piece_ = trim(piece);
+      row_piece_line_ = lineno_;
+      return;
+    }
+    if (all_row_values(t)) row_piece_ += " " + trim(piece);
+  }
+
+  static bool all_row_values(const std::vector<std::string>& t) {
+    double v = 0;
+    for (const std::string& x : t)
+      if (x != "N/A" && !parse_double(x, v)) return false;
+    return !t.empty();
+  }
+
+  // A line after a row's first piece: its rest (values only) completes it; anything else leaves the
+  // row cut off, which parse_row reports where it began. Returns whether `s` was taken.
+  bool continue_row(const std::string& s) {
+    const auto t = split_ws(s);
+    if (t.empty()) return true;
+    if (!all_row_values(t)) {
+      flush_row_pieces();
+      return false;
+    }
+    row_piece_ += " " + trim(s);
+    if (static_cast<int>(split_ws(row_piece_).size()) >= layout_.ncols) flush_row_pieces();
+    return true;
+  }
+
+  void flush_row_pieces() {
+    if (row_piece_.empty()) return;
+    const std::string row = std::move(row_piece_);
+    row_piece_.clear();
+    parse_row(row, row_piece_line_);
   }
 
   std::istream& in_;
@@ -537,6 +619,8 @@ class Parser {
   int pending_blocking_ = -1;
   int pending_local_register_ = -1;
   bool prefixed_ = false;  // a launcher's text stands before nccl-tests' lines (strip_other_prefix)
+  std::string row_piece_;  // a row's first pieces, cut by an NCCL line (take_row_piece)
+  int row_piece_line_ = 0;
 };
 
 // The integer value of an nccl-tests option among a command's arguments in getopt_long's spellings

@@ -533,3 +533,49 @@ TEST(NcclTestsLog, RowsWithoutTheirColumnHeader) {
 
 }  // namespace
 }  // namespace ccsim
+
+// nccl-tests prints size .. root before a collective runs and the times after it; NCCL's own lines,
+// written meanwhile (NCCL_DEBUG=INFO, rings connected at their first use since NCCL 2.22), can land
+// inside a row. A real one (two Snellius nodes, NCCL 2.22.3): the 2 MiB row's first piece carries an
+// NCCL line glued to its root field, and its times stand six lines later.
+TEST(NcclTestsLog, RowCutByNcclLinesIsJoined) {
+  const NcclTestsRun run = only_run("snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt");
+  EXPECT_EQ(run.rows.size(), 31u);
+  EXPECT_EQ(run.nccl_version, "2.22.3+cuda12.6");
+  const NcclTestsRow* two = nullptr;
+  for (const NcclTestsRow& r : run.rows)
+    if (r.size_bytes == 2097152) two = &r;
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(two->count, 524288u);
+  EXPECT_EQ(two->root, -1);
+  EXPECT_DOUBLE_EQ(two->oop_time_us, 87.18);
+  EXPECT_DOUBLE_EQ(two->oop_busbw_GBps, 42.10);
+  EXPECT_DOUBLE_EQ(two->ip_time_us, 85.11);
+  EXPECT_EQ(two->ip_wrong, 0);
+  const std::vector<std::string> lines = read_lines("snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt");
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (lines[i].rfind("     2097152 ", 0) == 0) EXPECT_EQ(two->line, static_cast<int>(i + 1));
+
+  // Cut twice in one row, by an INFO and a WARN line, with other lines between: the same row.
+  const std::string head =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  const std::string whole = head + "     1048576        262144     float     sum      -1    69.55   15.08   26.38      0    68.58   15.29   26.76      0\n";
+  const std::string cut = head +
+                          "     1048576        262144     float     sum      -1h1:10:11 [0] NCCL INFO Connected all rings\n"
+                          "h2:12:13 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM\n"
+                          "    69.55   15.08   26.38      0node7:20:21 [3] NCCL WARN something\n"
+                          "\n"
+                          "    68.58   15.29   26.76      0\n";
+  std::istringstream a(whole), b(cut);
+  const auto ra = parse_nccl_tests_log(a, "whole.log"), rb = parse_nccl_tests_log(b, "cut.log");
+  ASSERT_EQ(rb.size(), 1u);
+  ASSERT_EQ(rb[0].rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rb[0].rows[0].oop_time_us, ra[0].rows[0].oop_time_us);
+  EXPECT_DOUBLE_EQ(rb[0].rows[0].ip_busbw_GBps, 26.76);
+  EXPECT_EQ(rb[0].rows[0].line, 2);
+
+  // A first piece whose rest never comes is still a truncated row, reported where it began.
+  expect_error_at(head + "     1048576        262144     float     sum      -1h1:10:11 [0] NCCL INFO Connected all rings\n"
+                         "# Out of bounds values : 0 OK\n",
+                  "cut.log", 2, "truncated line?");
+}
