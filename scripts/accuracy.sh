@@ -72,6 +72,7 @@ declare -A nccl_version=(
   ["together-b200x32-4node-ib-sendrecv-nccl2.29.7.txt"]=2.29.7  # printed
   ["snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt"]=2.22.3  # printed
   ["snellius-h100x8-2node-4gpu-4xndr200-ib-reducescatter-nccl2.22.3.txt"]=2.22.3  # printed
+  ["snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt"]=2.22.3  # printed
   ["h100x32-4node-voltagepark-ib-allgather-nccl2.24.3.txt"]=2.24.3  # printed
 )
 
@@ -180,6 +181,7 @@ cases=(
   "gke-h200-2node-1gpu-1nic-dranet-mpijob-allreduce.txt|--topology dgx-h200 --set node.gpu.count=1 --set node.nic.count=1 --set node.nic.transport=roce"
   "snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nvlink.nvswitch=false --set node.nvlink.nvls=false --set node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]] --set node.nic.count=4 --set node.nic.Gbps=200"
   "snellius-h100x8-2node-4gpu-4xndr200-ib-reducescatter-nccl2.22.3.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nvlink.nvswitch=false --set node.nvlink.nvls=false --set node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]] --set node.nic.count=4 --set node.nic.Gbps=200"
+  "snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nvlink.nvswitch=false --set node.nvlink.nvls=false --set node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]] --set node.nic.count=4 --set node.nic.Gbps=200"
   "h100x32-4node-voltagepark-ib-allgather-nccl2.24.3.txt|--topology dgx-h100"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
