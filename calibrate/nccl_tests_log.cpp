@@ -537,9 +537,10 @@ class Parser {
   // lazily since NCCL 2.22), so one can land inside a row, glued to its last field,
   //   "     2097152        524288     float     sum      -1gcn151:1904979:1905073 [0] NCCL INFO Channel ..."
   // with the row's rest on a later line ("    87.18   24.05   42.10      0    85.11 ..."). Where an NCCL
-  // line starts on `s`: its host:pid:tid token, after the digits of a field glued to it; npos when `s`
-  // holds no NCCL line of that form. A host name that starts with a digit cannot be told from the field.
-  static std::size_t nccl_line_start(const std::string& s) {
+  // line starts on `s`: its host:pid:tid token, after the field glued to it; npos when `s` holds no
+  // NCCL line of that form. The field ends where a host of the run's device list begins, or, for a
+  // host the list does not name, after the field's digits where a letter follows them.
+  std::size_t nccl_line_start(const std::string& s) const {
     std::size_t p = s.find(" NCCL INFO");
     if (p == std::string::npos) p = s.find(" NCCL WARN");
     if (p == std::string::npos || p == 0 || s[p - 1] != ']') return std::string::npos;
@@ -551,6 +552,10 @@ class Parser {
     while (start > 0 && !std::isspace(static_cast<unsigned char>(s[start - 1]))) --start;
     const std::string token = s.substr(start, end - start);  // [field digits]host:pid:tid
     if (std::count(token.begin(), token.end(), ':') < 2) return std::string::npos;
+    const std::string name = token.substr(0, token.find(':'));
+    for (const std::string& host : device_hosts())
+      if (name.size() > host.size() && name.compare(name.size() - host.size(), host.size(), host) == 0)
+        return start + name.size() - host.size();
     std::size_t g = 0;
     if (g < token.size() && (token[g] == '-' || token[g] == '+')) ++g;
     const std::size_t digits = g;
@@ -559,6 +564,17 @@ class Parser {
       for (++g; g < token.size() && std::isdigit(static_cast<unsigned char>(token[g]));) ++g;
     const bool glued = g > digits && g < token.size() && std::isalpha(static_cast<unsigned char>(token[g]));
     return start + (glued ? g : 0);
+  }
+
+  // The hosts of the run's device lines ("Rank  0 Group  0 Pid 1904979 on     gcn151 device  0 ...").
+  std::vector<std::string> device_hosts() const {
+    std::vector<std::string> hosts;
+    for (const std::string& line : cur_.devices) {
+      const auto t = split_ws(line);
+      for (std::size_t i = 0; i + 2 < t.size(); ++i)
+        if (t[i] == "on" && t[i + 2] == "device") hosts.push_back(t[i + 1]);
+    }
+    return hosts;
   }
 
   // Text that stood before an NCCL line on one line: the start of a table row, or the next piece of

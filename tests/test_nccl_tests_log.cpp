@@ -554,7 +554,9 @@ TEST(NcclTestsLog, RowCutByNcclLinesIsJoined) {
   EXPECT_EQ(two->ip_wrong, 0);
   const std::vector<std::string> lines = read_lines("snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt");
   for (std::size_t i = 0; i < lines.size(); ++i)
-    if (lines[i].rfind("     2097152 ", 0) == 0) EXPECT_EQ(two->line, static_cast<int>(i + 1));
+    if (lines[i].rfind("     2097152 ", 0) == 0) {
+      EXPECT_EQ(two->line, static_cast<int>(i + 1));
+    }
 
   // Cut twice in one row, by an INFO and a WARN line, with other lines between: the same row.
   const std::string head =
@@ -573,6 +575,18 @@ TEST(NcclTestsLog, RowCutByNcclLinesIsJoined) {
   EXPECT_DOUBLE_EQ(rb[0].rows[0].oop_time_us, ra[0].rows[0].oop_time_us);
   EXPECT_DOUBLE_EQ(rb[0].rows[0].ip_busbw_GBps, 26.76);
   EXPECT_EQ(rb[0].rows[0].line, 2);
+
+  // A host whose name starts with a digit (Lambda's "192-222-52-239") is told from the glued root
+  // field by the device list.
+  const std::string devices = "#  Rank  0 Group  0 Pid  77 on 192-222-52-239 device  0 [0x06] NVIDIA H100 80GB HBM3\n";
+  std::istringstream c(devices + head +
+                       "     1048576        262144     float     sum      -1192-222-52-239:77:90 [0] NCCL INFO Connected all rings\n"
+                       "    69.55   15.08   26.38      0    68.58   15.29   26.76      0\n");
+  const auto rc = parse_nccl_tests_log(c, "digits.log");
+  ASSERT_EQ(rc.size(), 1u);
+  ASSERT_EQ(rc[0].rows.size(), 1u);
+  EXPECT_EQ(rc[0].rows[0].root, -1);
+  EXPECT_DOUBLE_EQ(rc[0].rows[0].oop_time_us, 69.55);
 
   // A first piece whose rest never comes is still a truncated row, reported where it began.
   expect_error_at(head + "     1048576        262144     float     sum      -1h1:10:11 [0] NCCL INFO Connected all rings\n"
