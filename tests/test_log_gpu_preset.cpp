@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "real_log_helpers.h"
 #include "scenarios/log_gpu_preset.h"
 
 namespace ccsim {
@@ -80,13 +81,26 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 120GB", 3, 1).sets,
             (std::vector<std::string>{"node.gpu.count=3", "node.nvlink.peers=[[0,1,6],[0,2,6],[1,2,6]]", "node.nic.count=0"}));
   EXPECT_EQ(hardware_for_gpu("NVIDIA GH200 120GB", 8, 2).preset, "");
-  // Fewer GPUs of an NVSwitch node on one host: a smaller node without NICs; not on several hosts,
-  // not on DGX-1's joined pairs (which 4 of them is not known).
+  // Fewer GPUs of an NVSwitch node on one host: a smaller node without NICs; not on DGX-1's joined
+  // pairs (which 4 of them is not known).
   const LogHardware twelve = hardware_for_gpu("Tesla V100-SXM3-32GB", 12, 1);
   EXPECT_EQ(twelve.preset, "dgx2-v100");
   EXPECT_EQ(twelve.sets, (std::vector<std::string>{"node.gpu.count=12", "node.nic.count=0"}));
-  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 2).preset, "");
   EXPECT_EQ(hardware_for_gpu("Tesla V100-SXM2-16GB", 4, 1).preset, "");
+  // Hopper SXM four to a host on several hosts: the HGX 4-GPU board (NVLink pair by pair, 6 links, no
+  // NVSwitch, one NIC per GPU), as on SURF's Snellius (its log prints "NVIDIA H100"); on one host four
+  // of an 8-GPU NVSwitch node, as above.
+  const std::vector<std::string> four_gpu_board = {"node.gpu.count=4", "node.nvlink.nvswitch=false", "node.nvlink.nvls=false",
+                                                   "node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]]",
+                                                   "node.nic.count=4"};
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 2).sets, four_gpu_board);
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H200", 4, 3).sets, four_gpu_board);
+  const LogHardware snellius = testing::hardware_of_real_log("snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt");
+  EXPECT_EQ(snellius.preset, "dgx-h100");
+  EXPECT_EQ(snellius.sets, four_gpu_board);
+  EXPECT_NE(snellius.why.find("HGX 4-GPU board"), std::string::npos) << snellius.why;
+  EXPECT_NE(snellius.why.find("node.nic.Gbps="), std::string::npos) << snellius.why;
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 1).sets, (std::vector<std::string>{"node.gpu.count=4", "node.nic.count=0"}));
 }
 
 // Without --topology, validate predicts the 2019 V100 log on dgx1-v100 (its bandwidth side +4%, as
