@@ -168,19 +168,23 @@ LogHardware grace_blackwell_trays(const std::string& gpu_name, bool ultra, int g
   return h;
 }
 
-// Hopper SXM GPUs four to a host on several hosts: NVIDIA's HGX H100/H200 4-GPU board (Lenovo
-// SD665-N V3, Dell XE8640, Supermicro's 4-GPU SXM systems). Its GPUs are joined pair by pair by
-// NVLink4, no NVSwitch (so no NVLS), each GPU's 18 links over its 3 peers (NVIDIA: 900 GB/s of NVLink
-// per GPU on the 4-GPU board too); such hosts carry one NIC per GPU, whose speed varies by system.
-// On one host four GPUs are as likely four of an 8-GPU NVSwitch node, which the rules below take.
-LogHardware hopper_four_gpu_board(const std::string& gpu_name, int hosts) {
+// SXM GPUs four to a host on several hosts: NVIDIA's HGX 4-GPU boards, whose GPUs are joined pair by
+// pair by NVLink without an NVSwitch (so no NVLS), each GPU's links split over its 3 peers: HGX A100
+// 4-GPU 4 of A100's 12 NVLink3 links per pair (NERSC Perlmutter, ALCF Polaris, JUWELS Booster), HGX
+// H100/H200 4-GPU 6 of 18 NVLink4 links (Lenovo SD665-N V3, Dell XE8640; SURF Snellius). Their hosts
+// carry one to two NICs per GPU, of speeds that vary by system: one per GPU at the preset's speed is
+// assumed and the hardware line asks for them. On one host four GPUs are as likely four of an 8-GPU
+// NVSwitch node, which the rules of hardware_for_gpu take.
+LogHardware four_gpu_board(const std::string& gpu_name, const std::string& preset, int links_per_pair, int hosts) {
   LogHardware h;
-  h.preset = "dgx-h100";
+  h.preset = preset;
+  const std::string l = std::to_string(links_per_pair);
   h.sets = {"node.gpu.count=4", "node.nvlink.nvswitch=false", "node.nvlink.nvls=false",
-            "node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]]", "node.nic.count=4"};
-  h.why = devices_phrase(gpu_name, 4, hosts) +
-          ", an HGX 4-GPU board assumed: NVLink between every pair (6 links), no NVSwitch, one NIC per GPU at "
-          "dgx-h100's 400 Gb/s InfiniBand (describe others with --set node.nic.Gbps=, node.nic.transport=)";
+            "node.nvlink.peers=[[0,1," + l + "],[0,2," + l + "],[0,3," + l + "],[1,2," + l + "],[1,3," + l + "],[2,3," + l + "]]",
+            "node.nic.count=4"};
+  h.why = devices_phrase(gpu_name, 4, hosts) + ", an HGX 4-GPU board assumed: NVLink between every pair (" + l +
+          " links), no NVSwitch, one NIC per GPU at " + preset +
+          "'s speed and transport (describe others with --set node.nic.count=, node.nic.Gbps=, node.nic.transport=)";
   return h;
 }
 
@@ -198,7 +202,10 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
   if (pcie_marked(n)) return card();
   if (has(n, "GH200")) return gh200_host(gpu_name, gpus_per_host, hosts);
   if (has(n, "GB200") || has(n, "GB300")) return grace_blackwell_trays(gpu_name, has(n, "GB300"), gpus_per_host, hosts);
-  if ((has(n, "H100") || has(n, "H200")) && gpus_per_host == 4 && hosts > 1) return hopper_four_gpu_board(gpu_name, hosts);
+  if (gpus_per_host == 4 && hosts > 1) {
+    if (has(n, "H100") || has(n, "H200")) return four_gpu_board(gpu_name, "dgx-h100", 6, hosts);
+    if (has(n, "A100-SXM")) return four_gpu_board(gpu_name, "hgx-a100", 4, hosts);
+  }
   struct Rule {
     const char* part;
     const char* preset;

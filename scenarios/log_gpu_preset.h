@@ -37,7 +37,8 @@ struct LogHardware {
 // The preset of that GPU (SXM boards only: a PCIe card's host is not known from its name) for a run
 // of `gpus_per_host` GPUs on each of `hosts` hosts: the preset's node when it has that many GPUs; on
 // one host, fewer GPUs of an NVSwitch node (a DGX-2 job on 12 of its 16) as a node of that many
-// without NICs; H100/H200 four to a host on several hosts as the HGX 4-GPU board. Empty when none fits.
+// without NICs; H100/H200/A100 SXM four to a host on several hosts as an HGX 4-GPU board. Empty when
+// none fits.
 LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int hosts);
 
 // The hardware the logs' device lists agree on (every run of every file); empty when they do not or

@@ -101,6 +101,10 @@ TEST(LogGpuPreset, SxmBoardsAndTheGenericPcieServerForCards) {
   EXPECT_NE(snellius.why.find("HGX 4-GPU board"), std::string::npos) << snellius.why;
   EXPECT_NE(snellius.why.find("node.nic.Gbps="), std::string::npos) << snellius.why;
   EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 1).sets, (std::vector<std::string>{"node.gpu.count=4", "node.nic.count=0"}));
+  // HGX A100 4-GPU (Perlmutter, Polaris): 4 NVLink3 links per pair.
+  const LogHardware a100_four = hardware_for_gpu("NVIDIA A100-SXM4-40GB", 4, 8);
+  EXPECT_EQ(a100_four.preset, "hgx-a100");
+  EXPECT_EQ(a100_four.sets[3], "node.nvlink.peers=[[0,1,4],[0,2,4],[0,3,4],[1,2,4],[1,3,4],[2,3,4]]");
 }
 
 // Without --topology, validate predicts the 2019 V100 log on dgx1-v100 (its bandwidth side +4%, as
