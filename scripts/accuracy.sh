@@ -252,6 +252,7 @@ cross_runs=(
   "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt|gcp-a3ultra-h200-2node-gke-allgather.txt|--collective all_gather --ranks 16 --nodes 2"
   "azure-nc12sv3-v100x2-pcie-allreduce-mpi.txt|azure-nc12sv3-v100x2-pcie-allreduce-g2.txt"
   "sheffield-v100pcie-x4-allreduce-g4-nccl2.4.2.txt|sheffield-v100pcie-x4-allreduce-g4-nccl2.8.3.txt"
+  "snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt|snellius-h100x8-2node-4gpu-4xndr200-ib-reducescatter-nccl2.22.3.txt"
 )
 
 # For --fitted-links, besides the pairs above: runs of one node or cluster in collectives an equivalent
@@ -265,6 +266,8 @@ model_fit_pairs=(
   "rtx2080ti-x2-pcie-noP2P-allreduce.txt|rtx2080ti-x2-pcie-noP2P-broadcast.txt"
   "oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt|oci-gb300-2tray-8gpu-alltoall-nccl2.28.7.txt"
   "oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt|oci-gb300-16tray-64gpu-alltoall-nccl2.28.7.txt"
+  "together-b200x16-2node-ib-sendrecv-nccl2.29.7.txt|together-b200x32-4node-ib-sendrecv-nccl2.29.7.txt"
+  "snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt|snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt"
 )
 
 if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
