@@ -201,17 +201,19 @@ RunFit fit_through_model(const NcclTestsRun& run, const std::string& file, int r
                                         -100 * at_end, key.c_str(), end, key.c_str(), lat.described));
         } else {
           double lo = raise ? lat.described : end, hi = raise ? end : lat.described;
+          std::optional<double> met;  // the error of a midpoint within the tolerance, which ends the search
           for (int step = 0; step < kMaxLatencySteps && hi - lo > kLatencyToleranceUs; ++step) {
             const double mid = 0.5 * (lo + hi);
             const double e = error_at(mid);
             if (std::fabs(e) <= kLatencyErrorTolerance) {
               lo = hi = mid;
+              met = e;
               break;
             }
             (e > 0 ? lo : hi) = mid;
           }
           lat.fitted = 0.5 * (lo + hi);
-          error = error_at(lat.fitted);
+          error = met ? *met : error_at(lat.fitted);
         }
       }
       fit.latency_error_fitted = error;

@@ -236,7 +236,7 @@ TEST(ModelFit, ASendRecvFitCarriesToAnotherNodeCount) {
   const RunFit f = fit_log("together-b200x16-2node-ib-sendrecv-nccl2.29.7.txt", "dgx-b200");
   EXPECT_EQ(f.link.key, "node.nic.efficiency");
   EXPECT_LT(f.link.fitted, 0.90);
-  EXPECT_GT(f.link.fitted, 43.14 / 50.0 * 0.97);  // at least the plateau's own share of the line
+  EXPECT_GT(f.link.fitted, 43.14 / 50.0);  // at least the plateau's own share of the line
   ASSERT_TRUE(f.latency);
   EXPECT_EQ(f.latency->key, "node.nic.latency_us");
   EXPECT_GT(f.latency->fitted, 10.0);
