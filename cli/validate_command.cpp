@@ -14,6 +14,7 @@
 #include "report/html.h"
 #include "report/render.h"
 #include "scenarios/log_gpu_preset.h"
+#include "scenarios/log_net_platform.h"
 #include "scenarios/validate.h"
 #include "scenarios/validate_debug.h"
 #include "topologies/spec.h"
@@ -97,17 +98,23 @@ int run_validate(const std::vector<std::string>& argv) {
     if (auto own = debug_facts_in_log(args.positional().front())) debug = *own;
   }
   const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(logs);
-  // ... and, for one log of several hosts, the NICs NCCL listed (their count and link layer).
-  LogHardware nics;
+  // ... and, for one log of several hosts, the NICs NCCL listed (their count and link layer, GPUDirect
+  // RDMA) and the instance a network plugin named (aws-ofi-nccl on p5: the aws-p5 preset).
+  LogHardware nics, network;
   if (!args.has("topology") && logs.size() == 1 && !logs.front().runs.empty()) {
     int hosts = 0;
     const int per_host = log_gpus_per_host(logs.front().runs.front(), &hosts);
-    if (hosts > 1) nics = nics_from_debug(debug, per_host);
+    if (hosts > 1) {
+      nics = nics_from_debug(debug, per_host);
+      network = network_from_plugin(debug, per_host);
+    }
   }
-  source = args.get("topology", guessed.preset.empty() ? std::string("dgx-h100") : guessed.preset);
+  const std::string& preset = network.preset.empty() ? guessed.preset : network.preset;
+  source = args.get("topology", preset.empty() ? std::string("dgx-h100") : preset);
   nlohmann::json spec = load_topology_spec(source);
   for (const std::string& s : guessed.sets) apply_override(spec, s, "the log's devices (" + s + ")");
   for (const std::string& s : nics.sets) apply_override(spec, s, "the log's NCCL lines (" + s + ")");
+  for (const std::string& s : network.sets) apply_override(spec, s, "the log's network plugin (" + s + ")");
   env_notes = apply_topology_args(args, spec, source);
   const std::optional<CalibrationArg> calibration = calibration_from_args(args, spec);
   if (calibration) {
@@ -122,8 +129,8 @@ int run_validate(const std::vector<std::string>& argv) {
   // The sets the logs gave, after the preset's name; and why, with what a user should pass instead.
   std::string fitted;
   std::vector<std::string> why;
-  if (!args.has("topology") && guessed.preset.empty()) why.push_back("default");
-  for (const LogHardware* h : std::initializer_list<const LogHardware*>{&guessed, &nics}) {
+  if (!args.has("topology") && preset.empty()) why.push_back("default");
+  for (const LogHardware* h : std::initializer_list<const LogHardware*>{&guessed, &nics, &network}) {
     for (const std::string& s : h->sets) fitted += " --set " + s;
     if (!h->why.empty()) why.push_back(h->why);
   }

@@ -65,6 +65,15 @@ struct DebugFacts {
   // The network devices NCCL listed ("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ..."), as
   // "mlx5_0:1/RoCE"; empty when it listed none.
   std::vector<std::string> nics;
+  // What a network plugin said of the host (aws-ofi-nccl, "NET/OFI ..." lines): the cloud instance it
+  // found ("Running on p5.48xlarge platform, Setting NCCL_TOPO_FILE ...": "p5.48xlarge"; older plugins
+  // "P4d"), the libfabric provider ("Selected Provider is efa ...": "efa"), the NICs it found ("(found 32
+  // nics)") and its multi-rail groups ("NIC group 7 device #3 ...": 8), each one device to NCCL; 0 when
+  // not printed.
+  std::string net_platform, net_provider;
+  int net_nics_found = 0, net_nic_groups = 0;
+  // The network devices the plugin hands NCCL per process: its groups, else the NICs it found; 0: unknown.
+  int net_devices() const { return net_nic_groups > 0 ? net_nic_groups : net_nics_found; }
 };
 
 // One size: measured against predicted.

@@ -1,6 +1,7 @@
 #include "scenarios/validate_debug.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -14,6 +15,46 @@
 namespace ccsim {
 
 namespace {
+
+// The digits at `at` of `line` as a number, -1 when there are none (or too many to be a count).
+int count_at(const std::string& line, std::size_t at) {
+  std::size_t end = at;
+  while (end < line.size() && end - at < 6 && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+  return end == at ? -1 : std::stoi(line.substr(at, end - at));
+}
+
+// aws-ofi-nccl's lines about the host (src/platform-aws.cpp, nccl_ofi_net.cpp): the instance, the
+// provider and the devices it gives NCCL. True when the line was one of them.
+bool read_net_plugin_line(const std::string& line, DebugFacts& d) {
+  const std::size_t ofi = line.find("NET/OFI ");
+  if (ofi == std::string::npos) return false;
+  const std::string msg = line.substr(ofi + 8);
+  static const std::string kRunning = "Running on ", kPlatform = " platform", kNicGroup = "NIC group ";
+  if (msg.rfind(kRunning, 0) == 0) {
+    const std::size_t end = msg.find(kPlatform, kRunning.size());
+    if (end != std::string::npos && d.net_platform.empty())
+      d.net_platform = cut_for_message(trim(msg.substr(kRunning.size(), end - kRunning.size())));
+    return true;
+  }
+  // "Selected Provider is efa" (1.x), "Selected Provider is efa (found 32 nics)", "Selected provider is
+  // efa, fabric is efa (found 1 nics)".
+  if (msg.rfind("Selected Provider is ", 0) == 0 || msg.rfind("Selected provider is ", 0) == 0) {
+    std::size_t end = 21;
+    while (end < msg.size() && (std::isalnum(static_cast<unsigned char>(msg[end])) || msg[end] == '-' || msg[end] == '_'))
+      ++end;
+    if (d.net_provider.empty()) d.net_provider = msg.substr(21, end - 21);
+    const std::size_t found = msg.find("(found ");
+    if (const int n = found == std::string::npos ? -1 : count_at(msg, found + 7); n > 0 && d.net_nics_found == 0)
+      d.net_nics_found = n;
+    return true;
+  }
+  // "NIC group 7 device #3 0000:c6:00.0": the RDMA protocol's logical device 7 (its rails follow).
+  if (msg.rfind(kNicGroup, 0) == 0) {
+    if (const int g = count_at(msg, kNicGroup.size()); g >= 0) d.net_nic_groups = std::max(d.net_nic_groups, g + 1);
+    return true;
+  }
+  return false;
+}
 
 // The facts of a debug log's text (`path` names it in messages).
 DebugFacts debug_facts_from_text(const std::string& text, const std::string& path) {
@@ -61,6 +102,7 @@ DebugFacts debug_facts_from_text(const std::string& text, const std::string& pat
       if (!name.empty() && d.tuner_plugin.empty()) d.tuner_plugin = cut_for_message(name);
       continue;
     }
+    if (read_net_plugin_line(line, d)) continue;
     // "NCCL INFO NCCL_ALGO set by environment to Ring"
     const std::size_t env = line.find(" set by environment to ");
     const std::size_t name = line.find("NCCL_", line.find("NCCL INFO") + 9);

@@ -1,0 +1,99 @@
+#include "scenarios/log_net_platform.h"
+
+#include <cctype>
+#include <vector>
+
+#include "common/text.h"
+
+namespace ccsim {
+
+namespace {
+
+// One EC2 instance family as aws-ofi-nccl's platform table (src/platform-aws.cpp, platform_data_map)
+// and AWS's instance pages describe it. The NCCL settings are the ones the plugin exports for the family
+// when the user has not set them; `plugin_latency_us` the latency it reports to NCCL (the `efa`
+// transport's default is p4d's and p5's 75 us).
+struct Ec2Family {
+  const char* label;                  // as the hardware line names it
+  int gpus;                           // GPUs of the instance, 0: not known
+  const char* preset;                 // ccsim's preset of the whole instance, or nullptr
+  std::vector<const char*> nics;      // --set of its NICs as NCCL sees them (only for a run on all its GPUs)
+  std::vector<const char*> settings;  // --set of the transport, the plugin's latency and its NCCL exports
+};
+
+const Ec2Family* family_of(const std::string& platform) {
+  const std::string p = lower(platform);
+  // What the plugin exports on p4d, p5 and later when the user has not set it: NCCL_BUFFSIZE 8 MiB and
+  // NCCL_P2P_NET_CHUNKSIZE 512 KiB; from p5 on NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB.
+  // `efa`'s reported latency is p4d's and p5's 75 us.
+  // p4d.24xlarge and p4de.24xlarge (older plugins print "P4d"): 8 A100 and 4 x 100 Gb/s EFA with
+  // GPUDirect RDMA, one per PCIe switch of two GPUs (AWS EC2 P4 instance page; the plugin's
+  // p4d-24xl-topo.xml: "Each group has 2 GPUs and 1 NIC behind a PCIe switch"). Its SENDRECV protocol
+  // does not group them: NCCL sees the 4 cards.
+  static const Ec2Family p4d{"p4d/p4de (8 A100, 4 x 100 Gb/s EFA)", 8, nullptr,
+                             {"node.nic.count=4", "node.nic.Gbps=100"},
+                             {"node.nic.transport=efa", "node.gpu.nccl_buffsize_bytes=8388608",
+                              "node.nic.p2p_chunk_bytes=524288"}};
+  // p5.48xlarge and p5e.48xlarge (the plugin's block "p5/p5e"): the aws-p5 preset, which carries the
+  // block's latency and exports (its description gives the sources).
+  static const Ec2Family p5{"p5/p5e (aws-p5)", 8, "aws-p5", {},
+                            {"node.nic.transport=efa", "node.gpu.nccl_buffsize_bytes=8388608",
+                             "node.nic.p2p_chunk_bytes=524288", "node.nvlink.nvls_chunk_bytes=524288",
+                             "node.nvlink.nvls_tree_max_chunk_bytes=524288"}};
+  // p5en.48xlarge, p6 and later (the plugin's block "p-series", regex "^(p5en\.48xlarge)|(^p([6-9]|
+  // [0-9]{2,}).*)"): reported latency 35 us, the RDMA protocol grouping each GPU's EFA devices into one
+  // NCCL device, p5's exports. p5en (H200) and p6-b200 (B200) have 3200 Gb/s of EFA per 8 GPUs (AWS EC2
+  // P5 and P6 instance pages): 8 devices of 400 Gb/s to NCCL.
+  static const std::vector<const char*> p_series{
+      "node.nic.transport=efa", "node.nic.plugin_latency_us=35", "node.gpu.nccl_buffsize_bytes=8388608",
+      "node.nic.p2p_chunk_bytes=524288", "node.nvlink.nvls_chunk_bytes=524288",
+      "node.nvlink.nvls_tree_max_chunk_bytes=524288"};
+  static const Ec2Family p5en{"p5en/p6-b200 (8 GPUs, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
+                              p_series};
+  static const Ec2Family p_later{"p6 or later (EFA; its NICs not known to ccsim)", 0, nullptr, {}, p_series};
+  // p3dn.24xlarge: 8 V100 and one 100 Gb/s EFA without GPUDirect RDMA (the plugin's block: GDR not
+  // required, latency 150 us; AWS EC2 P3 instance page).
+  static const Ec2Family p3dn{"p3dn (8 V100, 1 x 100 Gb/s EFA, no GPUDirect RDMA)", 8, nullptr,
+                              {"node.nic.count=1", "node.nic.Gbps=100"},
+                              {"node.nic.transport=efa", "node.nic.gpudirect_rdma=false", "node.nic.plugin_latency_us=150"}};
+  const auto digit = [&p](std::size_t i) { return i < p.size() && std::isdigit(static_cast<unsigned char>(p[i])); };
+  if (p == "p4d" || p == "p4d.24xlarge" || p == "p4de.24xlarge") return &p4d;
+  if (p == "p5.48xlarge" || p == "p5e.48xlarge") return &p5;
+  if (p == "p5en.48xlarge" || p == "p6-b200.48xlarge") return &p5en;
+  if (p == "p3dn.24xlarge") return &p3dn;
+  if (!p.empty() && p[0] == 'p' && digit(1) && (p[1] >= '6' || digit(2))) return &p_later;
+  return nullptr;
+}
+
+}  // namespace
+
+LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
+  LogHardware h;
+  const Ec2Family* family = debug.net_platform.empty() ? nullptr : family_of(debug.net_platform);
+  if (family) {
+    const bool whole = gpus_per_host > 0 && gpus_per_host == family->gpus;
+    if (family->preset && whole) {
+      h.preset = family->preset;
+    } else {
+      if (whole) h.sets.assign(family->nics.begin(), family->nics.end());
+      h.sets.insert(h.sets.end(), family->settings.begin(), family->settings.end());
+    }
+    h.why = "the network from aws-ofi-nccl's lines: " + debug.net_platform + ", " + family->label;
+    if (!whole && family->gpus > 0)
+      h.why += " (its NICs not taken for " + std::to_string(gpus_per_host) + " GPUs per host)";
+    return h;
+  }
+  if (lower(debug.net_provider) != "efa") return h;
+  // EFA without an instance ccsim knows: the transport, and the plugin's devices where they fit the GPUs.
+  std::vector<std::string> said{"EFA"};
+  const int n = debug.net_devices();
+  if (n > 0 && gpus_per_host > 0 && (n % gpus_per_host == 0 || gpus_per_host % n == 0)) {
+    h.sets.push_back("node.nic.count=" + std::to_string(n));
+    said.push_back(std::to_string(n) + " devices");
+  }
+  h.sets.emplace_back("node.nic.transport=efa");
+  h.why = "the network from aws-ofi-nccl's lines: " + join(said) + " (not their speed)";
+  return h;
+}
+
+}  // namespace ccsim
