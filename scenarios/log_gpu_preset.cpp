@@ -246,6 +246,14 @@ LogHardware hardware_for_gpu(const std::string& gpu_name, int gpus_per_host, int
       // Through an NVSwitch any subset of GPUs is a smaller node of the same links.
       h.preset = r.preset;
       h.sets = {"node.gpu.count=" + std::to_string(gpus_per_host), "node.nic.count=0"};
+    } else if (hosts > 1 && r.nvswitch && gpus_per_host < r.gpus) {
+      // A job on some of each host's GPUs (a pod of one GPU and one NIC, as GKE's and dranet's): the
+      // same links through the NVSwitch, each GPU with the NIC nearest it, as NCCL picks them (a NIC of
+      // its own assumed: so are these nodes' but the DGX-2's, which has one per two GPUs).
+      h.preset = r.preset;
+      const std::string k = std::to_string(gpus_per_host);
+      h.sets = {"node.gpu.count=" + k, "node.nic.count=" + k};
+      h.why += " (" + k + " of the node's " + std::to_string(r.gpus) + " GPUs, each with a NIC of its own assumed)";
     }
     if (!h.preset.empty() && r.set) h.sets.push_back(r.set);
     if (!h.preset.empty() && r.hosts_note && hosts > 1) h.why += std::string("; ") + r.hosts_note;

@@ -180,6 +180,21 @@ TEST(LogGpuPreset, ValidateNotesATopologyOfOtherGpus) {
       << r.out.substr(0, 600);
 }
 
+// Some of each host's GPUs on several hosts (GKE's pods of one H200 and one NIC, NVIDIA's
+// dranet page): the node's links through its NVSwitch for that many GPUs, a NIC each.
+TEST(LogGpuPreset, SomeOfEachHostsGpusOnSeveralHosts) {
+  const LogHardware one = hardware_for_gpu("NVIDIA H200", 1, 2);
+  EXPECT_EQ(one.preset, "dgx-h200");
+  EXPECT_EQ(one.sets, (std::vector<std::string>{"node.gpu.count=1", "node.nic.count=1"}));
+  EXPECT_NE(one.why.find("1 of the node's 8 GPUs, each with a NIC of its own assumed"), std::string::npos) << one.why;
+  EXPECT_EQ(hardware_for_gpu("NVIDIA B200", 2, 4).sets,
+            (std::vector<std::string>{"node.gpu.count=2", "node.nic.count=2"}));
+  // Four H100 to a host stay the HGX 4-GPU board; the DGX-1's cube mesh is no NVSwitch to take a subset of.
+  EXPECT_EQ(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 2).sets.front(), "node.gpu.count=4");
+  EXPECT_NE(hardware_for_gpu("NVIDIA H100 80GB HBM3", 4, 2).sets.at(1), "node.nic.count=4");
+  EXPECT_TRUE(hardware_for_gpu("Tesla V100-SXM2-16GB", 2, 2).preset.empty());
+}
+
 // The NICs NCCL lists in its INFO lines: their count where it fits the host's GPUs, their link layer
 // where every one says the same.
 DebugFacts listing(const std::vector<std::string>& nics) {
