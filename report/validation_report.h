@@ -71,6 +71,7 @@ struct DebugFacts {
   // nics)") and its multi-rail groups ("NIC group 7 device #3 ...": 8), each one device to NCCL; 0 when
   // not printed.
   std::string net_platform, net_provider;
+  std::string net_name;  // the network NCCL runs on ("Using network IB", "AWS Libfabric", "gIB", "FasTrak", "Socket")
   int net_nics_found = 0, net_nic_groups = 0;
   // The network devices the plugin hands NCCL per process: its groups, else the NICs it found; 0: unknown.
   int net_devices() const { return net_nic_groups > 0 ? net_nic_groups : net_nics_found; }

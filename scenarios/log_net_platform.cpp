@@ -65,6 +65,34 @@ const Ec2Family* family_of(const std::string& platform) {
   return nullptr;
 }
 
+// The network NCCL said it used ("Using network X"), where it is not InfiniBand's verbs transport:
+// Google's GPUDirect-TCPX plugin ("GPUDirectTCPX_v7") exists only on A3 High and its TCPXO plugin
+// ("FasTrak") only on A3 Mega (8 H100 each: the gcp-a3-high and gcp-a3-mega presets); gIB, Google's
+// verbs plugin for the RDMA NICs of A3 Ultra and A4, runs over RoCE; "Socket" is NCCL's TCP transport.
+LogHardware network_named(const std::string& name, int gpus_per_host) {
+  struct Named {
+    bool (*is)(const std::string&);
+    const char* preset;     // the only machine that network runs on, 8 GPUs per host; nullptr: none
+    const char* transport;  // ccsim's transport otherwise
+    const char* what;
+  };
+  static const Named networks[] = {
+      {[](const std::string& n) { return n.rfind("GPUDirectTCPX", 0) == 0; }, "gcp-a3-high", "tcpx", "GPUDirect-TCPX"},
+      {[](const std::string& n) { return n.rfind("FasTrak", 0) == 0; }, "gcp-a3-mega", "tcpxo", "GPUDirect-TCPXO"},
+      {[](const std::string& n) { return n == "gIB"; }, nullptr, "roce", "Google's gIB over RoCE"},
+      {[](const std::string& n) { return n == "Socket"; }, nullptr, "tcp", "NCCL's TCP sockets"}};
+  LogHardware h;
+  for (const Named& n : networks) {
+    if (!n.is(name)) continue;
+    if (n.preset && gpus_per_host == 8) h.preset = n.preset;
+    else h.sets.push_back(std::string("node.nic.transport=") + n.transport);
+    h.why = "the network from the log's NCCL lines: " + name + ", " + n.what;
+    if (n.preset && h.preset.empty()) h.why += " (its NICs not taken for " + std::to_string(gpus_per_host) + " GPUs per host)";
+    break;
+  }
+  return h;
+}
+
 }  // namespace
 
 LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
@@ -83,6 +111,7 @@ LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
       h.why += " (its NICs not taken for " + std::to_string(gpus_per_host) + " GPUs per host)";
     return h;
   }
+  if (const LogHardware named = network_named(debug.net_name, gpus_per_host); !named.why.empty()) return named;
   if (lower(debug.net_provider) != "efa") return h;
   // EFA without an instance ccsim knows: the transport, and the plugin's devices where they fit the GPUs.
   std::vector<std::string> said{"EFA"};

@@ -71,6 +71,7 @@ DebugFacts debug_facts_from_text(const std::string& text, const std::string& pat
   d.channels = std::max(info.coll_channels, 0);
   d.nvls = info.nvls_enabled.value_or(false) || info.nvls_channels > 0;
   d.nics = info.nics;
+  d.net_name = cut_for_message(info.transport);
   for (const auto& c : info.choices) {
     if (std::find(d.algorithms.begin(), d.algorithms.end(), c.algorithm) == d.algorithms.end())
       d.algorithms.push_back(c.algorithm);

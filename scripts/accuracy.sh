@@ -12,17 +12,23 @@
 # --fitted-links: the same pairs and others of one node or cluster across collectives; each log
 # predicted with the settings `ccsim calibrate --topology` fits to the other through the model
 # (docs/accuracy.md "The description fitted through the model").
+# --from-log: every log validated as a new user would, without describing the hardware: only the flags
+# validate asks for when the table cannot tell (--collective, --ranks) and the closed form for the runs of
+# over 100 ranks; the hardware column is what validate took from the log (docs/accuracy.md "From the log
+# alone").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ccsim=./build/ccsim
 with_versions=0
 cross_run=0
 fitted_links=0
+from_log=0
 for a in "$@"; do
   case "$a" in
     --log-nccl-versions) with_versions=1 ;;
     --calibrated-from-another-run) cross_run=1 ;;
     --fitted-links) fitted_links=1 ;;
+    --from-log) from_log=1 ;;
     *) ccsim=$a ;;
   esac
 done
@@ -228,6 +234,23 @@ print("Within issue 11's targets: bandwidth side %d of %d logs (median within 10
 PY
 }
 
+# The flags of a case that do not describe the hardware: what validate asks for when the log cannot
+# tell (--collective, --ranks) and --model closed-form (the engine's replay of 128 ranks and more is slow).
+log_only_flags() {
+  local out="" prev=""
+  for f in $1; do
+    case "$prev" in --collective|--ranks) out="$out $prev $f" ;; esac
+    [ "$prev $f" = "--model closed-form" ] && out="$out --model closed-form"
+    prev=$f
+  done
+  echo "${out# }"
+}
+
+# The hardware validate took (the json's "hardware" line without its reasons), for --from-log's rows.
+hardware_taken() {
+  python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hardware"]; print(h.split(" (")[0])' "$1"
+}
+
 flags_of() {
   local c
   for c in "${cases[@]}"; do
@@ -325,6 +348,7 @@ for c in "${cases[@]}"; do
     [ -n "${nccl_version[$log]:-}" ] || continue
     flags="$flags --nccl-version ${nccl_version[$log]}"
   fi
+  [ $from_log -eq 1 ] && flags=$(log_only_flags "$flags")
   tmp=$(mktemp)
   # shellcheck disable=SC2086
   "$ccsim" validate "$d/$log" $flags --format json >"$tmp" 2>"$tmp.err"
@@ -332,7 +356,11 @@ for c in "${cases[@]}"; do
   if [ $rc -eq 2 ]; then
     echo "| $log | \`$flags\` | not described: $(sed 's/^ccsim: error: //' "$tmp.err" | head -1) | | | |"
   else
-    row "$log" "$flags" "$tmp"
+    if [ $from_log -eq 1 ]; then
+      row "$log" "$(hardware_taken "$tmp")${flags:+ $flags}" "$tmp"
+    else
+      row "$log" "$flags" "$tmp"
+    fi
     medians "$tmp" >>"$medians_file"
   fi
   rm -f "$tmp" "$tmp.err"

@@ -91,6 +91,40 @@ TEST(LogNetPlatform, EachFamilysNetwork) {
   EXPECT_TRUE(network_from_plugin(DebugFacts{}, 8).sets.empty());
 }
 
+// The network NCCL names when it is not InfiniBand's verbs transport.
+TEST(LogNetPlatform, TheNetworkNcclNames) {
+  DebugFacts d;
+  d.net_name = "GPUDirectTCPX_v7";
+  EXPECT_EQ(network_from_plugin(d, 8).preset, "gcp-a3-high");
+  EXPECT_EQ(network_from_plugin(d, 2).sets, (std::vector<std::string>{"node.nic.transport=tcpx"}));
+  d.net_name = "FasTrak";
+  EXPECT_EQ(network_from_plugin(d, 8).preset, "gcp-a3-mega");
+  d.net_name = "gIB";
+  EXPECT_EQ(network_from_plugin(d, 8).sets, (std::vector<std::string>{"node.nic.transport=roce"}));
+  d.net_name = "Socket";
+  EXPECT_EQ(network_from_plugin(d, 8).sets, (std::vector<std::string>{"node.nic.transport=tcp"}));
+  d.net_name = "IB";
+  const LogHardware ib = network_from_plugin(d, 8);
+  EXPECT_TRUE(ib.preset.empty() && ib.sets.empty() && ib.why.empty());
+}
+
+// Google's A3 Mega all_reduce with the line NCCL prints when the TCPXO plugin loads ("Using network
+// FasTrak", as Google's TCPXO guides quote it): validated without flags on the gcp-a3-mega preset, the
+// same prediction as --topology gcp-a3-mega (dgx-h100's InfiniBand otherwise).
+TEST(LogNetPlatform, ValidateWithoutTopologyOnATcpxoLogIsTheA3MegaPreset) {
+  std::string text = testing::read_text_file(kLogs + "gcp-a3mega-2node-allreduce-8B-8G.txt");
+  text.insert(text.find("# nThread"), "a3mega-vm-0:606:642 [0] NCCL INFO Using network FasTrak\n");
+  const std::string path = testing::write_temp_file("a3mega-with-nccl-lines.txt", text);
+  const auto bare = testing::run_ccsim("validate " + path + " --format csv");
+  const auto preset = testing::run_ccsim("validate " + path + " --topology gcp-a3-mega --format csv");
+  ASSERT_NE(bare.code, 2) << bare.err;
+  EXPECT_NE(bare.out.find("# hardware: --topology gcp-a3-mega (from the log's devices: 8 x NVIDIA H100 80GB HBM3 per host "
+                          "on 2 hosts; the network from the log's NCCL lines: FasTrak, GPUDirect-TCPXO;"),
+            std::string::npos)
+      << bare.out.substr(0, 400);
+  EXPECT_EQ(bare.out.substr(bare.out.find("\nfile,")), preset.out.substr(preset.out.find("\nfile,")));
+}
+
 // Every network connection NCCL printed without GDRDMA: the run staged through host memory.
 TEST(LogNetPlatform, GpuDirectRdmaOffFromTheConnectionLines) {
   DebugFacts d;
