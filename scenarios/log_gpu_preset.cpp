@@ -278,13 +278,6 @@ LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files) {
 
 LogHardware nics_from_debug(const DebugFacts& debug, int gpus_per_host) {
   LogHardware h;
-  // NCCL names a connection that moves data NIC<->GPU memory directly "via NET/<net>/<dev>/GDRDMA"; when
-  // none of the log's network connections does, the run staged through host memory.
-  if (debug.net_connections > 0 && debug.net_gdr_connections == 0) {
-    h.sets.push_back("node.nic.gpudirect_rdma=false");
-    h.why = "GPUDirect RDMA off in the log's NCCL lines (" + std::to_string(debug.net_connections) +
-            " network connection(s), none via GDRDMA)";
-  }
   if (debug.nics.empty()) return h;
   const int n = static_cast<int>(debug.nics.size());
   std::string layer;
@@ -304,10 +297,7 @@ LogHardware nics_from_debug(const DebugFacts& debug, int gpus_per_host) {
     h.sets.push_back(std::string("node.nic.transport=") + (layer == "IB" ? "ib" : "roce"));
     said.push_back(layer);
   }
-  if (!said.empty()) {
-    const std::string nics = "NICs from the log's NCCL lines: " + join(said) + " (not their speed)";
-    h.why = h.why.empty() ? nics : nics + "; " + h.why;
-  }
+  if (!said.empty()) h.why = "NICs from the log's NCCL lines: " + join(said) + " (not their speed)";
   return h;
 }
 

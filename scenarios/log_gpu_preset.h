@@ -48,8 +48,8 @@ LogHardware hardware_from_logs(const std::vector<NcclTestsFile>& files);
 // The NICs NCCL listed in a run's NCCL_DEBUG=INFO lines ("NET/IB : Using [0]mlx5_0:1/RoCE ..."): their
 // count per process (node.nic.count, when it fits `gpus_per_host`: a multiple or a divisor) and, when
 // every one says the same link layer, the transport (IB -> ib, RoCE -> roce). Not their speed, which
-// NCCL does not print there. GPUDirect RDMA off (node.nic.gpudirect_rdma=false) when the log's network
-// connection lines hold none "via NET/.../GDRDMA". `preset` stays empty.
+// NCCL does not print there. `preset` stays empty. (GPUDirect RDMA off in the connection lines is not
+// taken: it is a cause validate names, not the hardware; docs/validate.md "Likely causes".)
 LogHardware nics_from_debug(const DebugFacts& debug, int gpus_per_host);
 
 }  // namespace ccsim

@@ -68,7 +68,9 @@ const Ec2Family* family_of(const std::string& platform) {
 // The network NCCL said it used ("Using network X"), where it is not InfiniBand's verbs transport:
 // Google's GPUDirect-TCPX plugin ("GPUDirectTCPX_v7") exists only on A3 High and its TCPXO plugin
 // ("FasTrak") only on A3 Mega (8 H100 each: the gcp-a3-high and gcp-a3-mega presets); gIB, Google's
-// verbs plugin for the RDMA NICs of A3 Ultra and A4, runs over RoCE; "Socket" is NCCL's TCP transport.
+// verbs plugin for the RDMA NICs of A3 Ultra and A4, runs over RoCE. NCCL's sockets ("Using network
+// Socket") are not taken: on these hosts they are NCCL's fallback when the RDMA or plugin path failed, a
+// cause validate names (nic-missing-or-slow), not the hardware.
 LogHardware network_named(const std::string& name, int gpus_per_host) {
   struct Named {
     bool (*is)(const std::string&);
@@ -79,8 +81,7 @@ LogHardware network_named(const std::string& name, int gpus_per_host) {
   static const Named networks[] = {
       {[](const std::string& n) { return n.rfind("GPUDirectTCPX", 0) == 0; }, "gcp-a3-high", "tcpx", "GPUDirect-TCPX"},
       {[](const std::string& n) { return n.rfind("FasTrak", 0) == 0; }, "gcp-a3-mega", "tcpxo", "GPUDirect-TCPXO"},
-      {[](const std::string& n) { return n == "gIB"; }, nullptr, "roce", "Google's gIB over RoCE"},
-      {[](const std::string& n) { return n == "Socket"; }, nullptr, "tcp", "NCCL's TCP sockets"}};
+      {[](const std::string& n) { return n == "gIB"; }, nullptr, "roce", "Google's gIB over RoCE"}};
   LogHardware h;
   for (const Named& n : networks) {
     if (!n.is(name)) continue;

@@ -17,7 +17,7 @@ namespace ccsim {
 // to apply on the GPUs' preset. A provider without a known instance gives the transport and, where they
 // fit the GPUs (a multiple or a divisor), the devices the plugin hands NCCL. Without aws-ofi-nccl, the
 // network NCCL names ("Using network X"): Google's GPUDirect-TCPX and TCPXO plugins (the gcp-a3-high and
-// gcp-a3-mega presets on 8 GPUs per host, else their transport), gIB (RoCE), NCCL's sockets (tcp).
+// gcp-a3-mega presets on 8 GPUs per host, else their transport) and gIB (RoCE).
 // Empty when the lines say nothing of the network.
 LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host);
 
