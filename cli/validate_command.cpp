@@ -98,8 +98,8 @@ int run_validate(const std::vector<std::string>& argv) {
     if (auto own = debug_facts_in_log(args.positional().front())) debug = *own;
   }
   const LogHardware guessed = args.has("topology") ? LogHardware{} : hardware_from_logs(logs);
-  // ... and, for one log of several hosts, the NICs NCCL listed (their count and link layer, GPUDirect
-  // RDMA) and the instance a network plugin named (aws-ofi-nccl on p5: the aws-p5 preset).
+  // ... and, for one log of several hosts, the NICs NCCL listed (their count and link layer) and the
+  // network a plugin or NCCL named (aws-ofi-nccl's instance: p5 is the aws-p5 preset; Google's TCPXO).
   LogHardware nics, network;
   if (!args.has("topology") && logs.size() == 1 && !logs.front().runs.empty()) {
     int hosts = 0;

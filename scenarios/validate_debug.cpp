@@ -16,7 +16,7 @@ namespace ccsim {
 
 namespace {
 
-// The digits at `at` of `line` as a number, -1 when there are none (or too many to be a count).
+// The digits at `at` of `line` (at most 6: a count) as a number, -1 when there are none.
 int count_at(const std::string& line, std::size_t at) {
   std::size_t end = at;
   while (end < line.size() && end - at < 6 && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
