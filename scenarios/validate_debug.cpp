@@ -16,11 +16,13 @@ namespace ccsim {
 
 namespace {
 
-// The digits at `at` of `line` (at most 6: a count) as a number, -1 when there are none.
+// The digits at `at` of `line` as a count of network devices, -1 when there are none or more than a
+// node description holds (node.nic.count is at most 64; p5's 32 EFA cards are the most of any host).
 int count_at(const std::string& line, std::size_t at) {
   std::size_t end = at;
-  while (end < line.size() && end - at < 6 && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
-  return end == at ? -1 : std::stoi(line.substr(at, end - at));
+  while (end < line.size() && end - at < 5 && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+  const int n = end == at ? -1 : std::stoi(line.substr(at, end - at));
+  return n <= 64 ? n : -1;
 }
 
 // aws-ofi-nccl's lines about the host (src/platform-aws.cpp, nccl_ofi_net.cpp): the instance, the
