@@ -52,7 +52,7 @@ bool read_net_plugin_line(const std::string& line, DebugFacts& d) {
   }
   // "NIC group 7 device #3 0000:c6:00.0": the RDMA protocol's logical device 7 (its rails follow).
   if (msg.rfind(kNicGroup, 0) == 0) {
-    if (const int g = count_at(msg, kNicGroup.size()); g >= 0) d.net_nic_groups = std::max(d.net_nic_groups, g + 1);
+    if (const int g = count_at(msg, kNicGroup.size()); g >= 0 && g < 64) d.net_nic_groups = std::max(d.net_nic_groups, g + 1);
     return true;
   }
   return false;
