@@ -23,17 +23,20 @@ struct Ec2Family {
 
 const Ec2Family* family_of(const std::string& platform) {
   const std::string p = lower(platform);
-  // What the plugin exports on p4d, p5 and later when the user has not set it: NCCL_BUFFSIZE 8 MiB and
-  // NCCL_P2P_NET_CHUNKSIZE 512 KiB; from p5 on NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB.
-  // `efa`'s reported latency is p4d's and p5's 75 us.
+  // What the plugin exports on p5 and later when the user has not set it: NCCL_BUFFSIZE 8 MiB,
+  // NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB. `efa`'s reported
+  // latency is p4d's and p5's 75 us.
   // p4d.24xlarge and p4de.24xlarge (older plugins print "P4d"): 8 A100 and 4 x 100 Gb/s EFA with
   // GPUDirect RDMA, one per PCIe switch of two GPUs (AWS EC2 P4 instance page; the plugin's
   // p4d-24xl-topo.xml: "Each group has 2 GPUs and 1 NIC behind a PCIe switch"). Its SENDRECV protocol
-  // does not group them: NCCL sees the 4 cards.
+  // does not group them: NCCL sees the 4 cards. Each network step takes the 75 us the plugin reports as
+  // p4d's internode latency (docs/topology.md "Transports", `efa`: two p4d logs' floors are Tree/LL over
+  // 2 nodes with it, where the plugin tuner's 20 us of p5 is a third of them). The plugin's exports for
+  // p4d changed between its releases (1.13.2 exported none that matter to A100; the current table
+  // NCCL_BUFFSIZE and NCCL_P2P_NET_CHUNKSIZE), so none is assumed.
   static const Ec2Family p4d{"p4d/p4de (8 A100, 4 x 100 Gb/s EFA)", 8, nullptr,
                              {"node.nic.count=4", "node.nic.Gbps=100"},
-                             {"node.nic.transport=efa", "node.gpu.nccl_buffsize_bytes=8388608",
-                              "node.nic.p2p_chunk_bytes=524288"}};
+                             {"node.nic.transport=efa", "node.nic.latency_us=75"}};
   // p5.48xlarge and p5e.48xlarge (the plugin's block "p5/p5e"): the aws-p5 preset, which carries the
   // block's latency and exports (its description gives the sources).
   static const Ec2Family p5{"p5/p5e (aws-p5)", 8, "aws-p5", {},
@@ -52,10 +55,11 @@ const Ec2Family* family_of(const std::string& platform) {
                               p_series};
   static const Ec2Family p_later{"p6 or later (EFA; its NICs not known to ccsim)", 0, nullptr, {}, p_series};
   // p3dn.24xlarge: 8 V100 and one 100 Gb/s EFA without GPUDirect RDMA (the plugin's block: GDR not
-  // required, latency 150 us; AWS EC2 P3 instance page).
+  // required, latency 150 us, the SENDRECV protocol as p4d's; AWS EC2 P3 instance page).
   static const Ec2Family p3dn{"p3dn (8 V100, 1 x 100 Gb/s EFA, no GPUDirect RDMA)", 8, nullptr,
                               {"node.nic.count=1", "node.nic.Gbps=100"},
-                              {"node.nic.transport=efa", "node.nic.gpudirect_rdma=false", "node.nic.plugin_latency_us=150"}};
+                              {"node.nic.transport=efa", "node.nic.gpudirect_rdma=false", "node.nic.latency_us=150",
+                               "node.nic.plugin_latency_us=150"}};
   const auto digit = [&p](std::size_t i) { return i < p.size() && std::isdigit(static_cast<unsigned char>(p[i])); };
   if (p == "p4d" || p == "p4d.24xlarge" || p == "p4de.24xlarge") return &p4d;
   if (p == "p5.48xlarge" || p == "p5e.48xlarge") return &p5;

@@ -64,6 +64,7 @@ declare -A nccl_version=(
   ["oci-h100x16-2node-roce-allreduce-nccl2.21.5.txt"]=2.21.5  # stated (NGC TensorFlow 24.06)
   ["gh200x2-2node-1gpu-alps-slingshot-allreduce-nccl2.30.7.txt"]=2.30.7  # printed
   ["oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt"]=2.27.5  # printed
+  ["aws-p4d-2node-efa-allreduce-ofi1.13.2-nccl2.23.4.txt"]=2.23.4  # printed
   ["oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
@@ -99,7 +100,7 @@ cases=(
   "rtx2080ti-x2-pcie-noP2P-allreduce.txt|--topology pcie-gen4-8gpu --set node.gpu.count=2 --set node.pcie.generation=3 --set node.cpu.sockets=1 --set node.pcie.switches_per_socket=1 --set node.nic.count=0 --set node.pcie.p2p=none"
   "nccltests_alltoall_1.txt|--topology dgx-h100"
   "nccltests_all_gather_2.txt|--topology hgx-a100"
-  "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa"
+  "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa --set node.nic.latency_us=75"
   "oci-bm-gpu4.8-a100-2node-roce-allreduce.txt|--topology oci-a100"
   "gcp-a3high-2node-tcpx-allgather-dstack.txt|--topology gcp-a3-high --algo Ring --proto Simple"
   "gcp-a3high-2node-tcpx-allreduce-gke.txt|--topology gcp-a3-high --algo Ring --proto Simple --env NCCL_MIN_NCHANNELS=12 --env NCCL_MAX_NCHANNELS=12"
@@ -189,6 +190,7 @@ cases=(
   "snellius-h100x8-2node-4gpu-4xndr200-ib-reducescatter-nccl2.22.3.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nvlink.nvswitch=false --set node.nvlink.nvls=false --set node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]] --set node.nic.count=4 --set node.nic.Gbps=200"
   "snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nvlink.nvswitch=false --set node.nvlink.nvls=false --set node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]] --set node.nic.count=4 --set node.nic.Gbps=200"
   "h100x32-4node-voltagepark-ib-allgather-nccl2.24.3.txt|--topology dgx-h100"
+  "aws-p4d-2node-efa-allreduce-ofi1.13.2-nccl2.23.4.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa --set node.nic.latency_us=75"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

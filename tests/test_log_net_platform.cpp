@@ -60,7 +60,7 @@ TEST(LogNetPlatform, EachFamilysNetwork) {
   const LogHardware p4d = network_from_plugin(on("P4d"), 8);
   EXPECT_TRUE(p4d.preset.empty());
   EXPECT_EQ(p4d.sets, (std::vector<std::string>{"node.nic.count=4", "node.nic.Gbps=100", "node.nic.transport=efa",
-                                                "node.gpu.nccl_buffsize_bytes=8388608", "node.nic.p2p_chunk_bytes=524288"}));
+                                                "node.nic.latency_us=75"}));
   EXPECT_EQ(network_from_plugin(on("p4de.24xlarge"), 8).sets, p4d.sets);
   // p5en: 3200 Gb/s over 8 GPUs, and the 35 us the plugin reports from p5en on.
   const LogHardware p5en = network_from_plugin(on("p5en.48xlarge"), 8);
