@@ -51,8 +51,17 @@ const Ec2Family* family_of(const std::string& platform) {
       "node.nic.transport=efa", "node.nic.plugin_latency_us=35", "node.gpu.nccl_buffsize_bytes=8388608",
       "node.nic.p2p_chunk_bytes=524288", "node.nvlink.nvls_chunk_bytes=524288",
       "node.nvlink.nvls_tree_max_chunk_bytes=524288"};
-  static const Ec2Family p5en{"p5en/p6-b200 (8 GPUs, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
-                              p_series};
+  static const Ec2Family p6b200{"p6-b200 (8 B200, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
+                                p_series};
+  // p5en: the plugin's tuner model takes 18 us per network step there (src/tuner/nccl_ofi_model.cpp,
+  // the P5en platform's net_lat; 20 on p5 and p5e, `efa`'s default), with 2 rails of 25 GiB/s per GPU.
+  static const std::vector<const char*> p5en_settings = [] {
+    std::vector<const char*> v = p_series;
+    v.insert(v.begin() + 1, "node.nic.latency_us=18");
+    return v;
+  }();
+  static const Ec2Family p5en{"p5en (8 H200, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
+                              p5en_settings};
   static const Ec2Family p_later{"p6 or later (EFA; its NICs not known to ccsim)", 0, nullptr, {}, p_series};
   // p3dn.24xlarge: 8 V100 and one 100 Gb/s EFA without GPUDirect RDMA (the plugin's block: GDR not
   // required, latency 150 us, the SENDRECV protocol as p4d's; AWS EC2 P3 instance page).
@@ -63,7 +72,8 @@ const Ec2Family* family_of(const std::string& platform) {
   const auto digit = [&p](std::size_t i) { return i < p.size() && std::isdigit(static_cast<unsigned char>(p[i])); };
   if (p == "p4d" || p == "p4d.24xlarge" || p == "p4de.24xlarge") return &p4d;
   if (p == "p5.48xlarge" || p == "p5e.48xlarge") return &p5;
-  if (p == "p5en.48xlarge" || p == "p6-b200.48xlarge") return &p5en;
+  if (p == "p5en.48xlarge") return &p5en;
+  if (p == "p6-b200.48xlarge") return &p6b200;
   if (p == "p3dn.24xlarge") return &p3dn;
   if (!p.empty() && p[0] == 'p' && digit(1) && (p[1] >= '6' || digit(2))) return &p_later;
   return nullptr;

@@ -68,7 +68,11 @@ TEST(LogNetPlatform, EachFamilysNetwork) {
   EXPECT_EQ(p5en.sets[0], "node.nic.count=8");
   EXPECT_EQ(p5en.sets[1], "node.nic.Gbps=400");
   EXPECT_EQ(p5en.sets[2], "node.nic.transport=efa");
-  EXPECT_EQ(p5en.sets[3], "node.nic.plugin_latency_us=35");
+  EXPECT_EQ(p5en.sets[3], "node.nic.latency_us=18");  // the plugin tuner's P5en net_lat
+  EXPECT_EQ(p5en.sets[4], "node.nic.plugin_latency_us=35");
+  // p6-b200: the same NICs and block, `efa`'s default step latency (the tuner model has no p6 figure).
+  const LogHardware p6 = network_from_plugin(on("p6-b200.48xlarge"), 8);
+  EXPECT_EQ(p6.sets[3], "node.nic.plugin_latency_us=35");
   // A later p instance ccsim has no NIC figures for: the plugin's block without NICs.
   const LogHardware p7 = network_from_plugin(on("p7.48xlarge"), 8);
   EXPECT_EQ(p7.sets.front(), "node.nic.transport=efa");
