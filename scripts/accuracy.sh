@@ -237,11 +237,12 @@ PY
 }
 
 # The flags of a case that do not describe the hardware: what validate asks for when the log cannot
-# tell (--collective, --ranks) and --model closed-form (the engine's replay of 128 ranks and more is slow).
+# tell (--collective, --ranks), --model closed-form (the engine's replay of 128 ranks and more is slow)
+# and --nccl-version (with --log-nccl-versions).
 log_only_flags() {
   local out="" prev=""
   for f in $1; do
-    case "$prev" in --collective|--ranks) out="$out $prev $f" ;; esac
+    case "$prev" in --collective|--ranks|--nccl-version) out="$out $prev $f" ;; esac
     [ "$prev $f" = "--model closed-form" ] && out="$out --model closed-form"
     prev=$f
   done
