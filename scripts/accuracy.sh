@@ -65,6 +65,10 @@ declare -A nccl_version=(
   ["gh200x2-2node-1gpu-alps-slingshot-allreduce-nccl2.30.7.txt"]=2.30.7  # printed
   ["oci-h200x16-2node-roce-allreduce-nccl2.27.5.txt"]=2.27.5  # printed
   ["aws-p4d-2node-efa-allreduce-ofi1.13.2-nccl2.23.4.txt"]=2.23.4  # printed
+  ["coreweave-h200x16-2node-ib-allreduce-graph-symreg-nccl2.30.4.txt"]=2.30.4  # printed (nccl-library=23004)
+  ["coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt"]=2.30.4  # printed
+  ["coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt"]=2.30.4  # printed
+  ["azure-ndv5-h100x16-2node-ib-allreduce-nccl2.29.7.txt"]=2.29.7  # printed (nccl-library=22907)
   ["oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
@@ -191,6 +195,10 @@ cases=(
   "snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt|--topology dgx-h100 --set node.gpu.count=4 --set node.nvlink.nvswitch=false --set node.nvlink.nvls=false --set node.nvlink.peers=[[0,1,6],[0,2,6],[0,3,6],[1,2,6],[1,3,6],[2,3,6]] --set node.nic.count=4 --set node.nic.Gbps=200"
   "h100x32-4node-voltagepark-ib-allgather-nccl2.24.3.txt|--topology dgx-h100"
   "aws-p4d-2node-efa-allreduce-ofi1.13.2-nccl2.23.4.txt|--topology hgx-a100 --set node.nic.count=4 --set node.nic.Gbps=100 --set node.nic.transport=efa --set node.nic.latency_us=75"
+  "coreweave-h200x16-2node-ib-allreduce-graph-symreg-nccl2.30.4.txt|--topology dgx-h200"
+  "coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt|--topology dgx-h200 --env NCCL_NVLS_ENABLE=0"
+  "coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt|--topology dgx-h200"
+  "azure-ndv5-h100x16-2node-ib-allreduce-nccl2.29.7.txt|--topology azure-nd-h100-v5"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f

@@ -815,5 +815,58 @@ TEST(PresetLogs, SheffieldFourV100PcieUnderOneSwitchAcrossNcclVersions) {
   EXPECT_LT(v283.latency.median_error, -0.15);
 }
 
+// Two CoreWeave HGX H200 nodes, 8 x 400 Gb/s InfiniBand each, NCCL 2.30.4: the tuner ccsim restates,
+// on a 2-node run. With NVLS off, Tree/LL's floor is NCCL's own model (6.8 + 2 x (7 x 0.6 + 5.0) = 25.2
+// us on 2 nodes: base, 7 NVLink hops and one network hop each way): measured 24.0-25.2 us at 128 B-1 KiB;
+// Tree/LL128 carries 256 KiB-8 MiB within 27%, and the ring approaches its NVLink bound (18 x 20.6 =
+// 370.8 GB/s busbw; 368.1 predicted, 339.5 measured at 1 GiB). Both of issue 11's targets are met. The run registers its buffers (-R 2) and
+// replays CUDA graphs (-G 10), which ccsim does not model (validate notes it); NVLS on, the registered
+// NVLSTree runs faster than the copies ccsim predicts (-10% at 8 MiB-1 GiB, the bandwidth side's edge).
+TEST(PresetLogs, CoreWeaveH200PairOnNccl230) {
+  nlohmann::json off = load_topology_spec("dgx-h200");
+  apply_nccl_env(off, "NCCL_NVLS_ENABLE=0", "--env", "test");
+  const ValidatedRun ring = testing::validate_real_log("coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt",
+                                                       off, "dgx-h200");
+  EXPECT_EQ(ring.log.ranks, 16);
+  const ValidatedSize& first = ring.sizes.front();
+  EXPECT_EQ(first.size_bytes, 128u);
+  EXPECT_EQ(first.nccl_algorithm + "/" + first.nccl_protocol, "Tree/LL");
+  EXPECT_NEAR(first.predicted_time_us, 25.2, 0.3);
+  EXPECT_NEAR(first.measured_time_us, 23.97, 1e-9);
+  EXPECT_EQ(testing::size_at(ring, 1048576).nccl_protocol, "LL128");
+  EXPECT_NEAR(ring.sizes.back().predicted_busbw_GBps, 18 * 20.6, 0.02 * 18 * 20.6);
+  EXPECT_LT(std::fabs(ring.latency.median_error), 0.20) << ring.latency.median_error;
+  EXPECT_LT(std::fabs(ring.bandwidth.median_error), 0.10) << ring.bandwidth.median_error;
+  const ValidatedRun nvls = validate_log("coreweave-h200x16-2node-ib-allreduce-graph-symreg-nccl2.30.4.txt", "dgx-h200");
+  EXPECT_EQ(nvls.sizes.back().nccl_algorithm, "NVLSTree");
+  EXPECT_LT(nvls.bandwidth.median_error, 0.0);  // faster than the copies: registered buffers
+  EXPECT_LT(std::fabs(nvls.bandwidth.median_error), 0.10) << nvls.bandwidth.median_error;
+  EXPECT_LT(std::fabs(nvls.latency.median_error), 0.20) << nvls.latency.median_error;
+}
+
+// The same nodes' all-to-all: half of each rank's buffer goes to the other node through its 400 Gb/s
+// NIC at InfiniBand's 0.97: algbw = 48.5 x 2 = 97 GB/s, busbw x 15/16 = 90.9 (bandwidth side +5%).
+// Below 16 MiB the P2P path's per-message costs across nodes are slower than modelled (+22%).
+TEST(PresetLogs, CoreWeaveH200PairAllToAll) {
+  const ValidatedRun run = validate_log("coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt", "dgx-h200");
+  EXPECT_EQ(run.log.collective, "alltoall");
+  EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, 50.0 * 0.97 * 2 * 15.0 / 16.0, 0.02 * 90.9);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_GT(run.latency.median_error, 0.20) << run.latency.median_error;
+}
+
+// Two Azure ND H100 v5 VMs (NCCL 2.29.7 through HPC-X, 8 MiB-16 GiB), a log the azure-nd-h100-v5
+// preset was not built from: NVLSTree on 2 nodes, both sides within target (+1%, +12% on two sizes);
+// 16 GiB predicted within 5% of the measured busbw.
+TEST(PresetLogs, AzureNdH100V5PairAllReduce) {
+  const ValidatedRun run = validate_log("azure-ndv5-h100x16-2node-ib-allreduce-nccl2.29.7.txt", "azure-nd-h100-v5");
+  EXPECT_EQ(run.prediction.facts.nodes, 2);
+  EXPECT_EQ(run.sizes.back().nccl_algorithm, "NVLSTree");
+  EXPECT_NEAR(run.sizes.back().predicted_busbw_GBps, run.sizes.back().measured_busbw_GBps,
+              0.05 * run.sizes.back().measured_busbw_GBps);
+  EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
+  EXPECT_LT(std::fabs(run.latency.median_error), 0.20) << run.latency.median_error;
+}
+
 }  // namespace
 }  // namespace ccsim
