@@ -9,10 +9,11 @@ namespace ccsim {
 
 namespace {
 
-// One EC2 instance family as aws-ofi-nccl's platform table (src/platform-aws.cpp, platform_data_map)
-// and AWS's instance pages describe it. The NCCL settings are the ones the plugin exports for the family
-// when the user has not set them; `plugin_latency_us` the latency it reports to NCCL (the `efa`
-// transport's default is p4d's and p5's 75 us).
+// One EC2 instance family as aws-ofi-nccl's platform table (src/platform-aws.cpp, platform_data_map),
+// its tuner model (src/tuner/nccl_ofi_model.cpp) and AWS's instance pages describe it: the NICs NCCL
+// sees, each network step's latency, the latency the plugin reports to NCCL's tuner
+// (node.nic.plugin_latency_us; the `efa` default is p4d's and p5's 75 us) and the NCCL settings it
+// exports when the user has not set them.
 struct Ec2Family {
   const char* label;                  // as the hardware line names it
   int gpus;                           // GPUs of the instance, 0: not known
@@ -55,13 +56,10 @@ const Ec2Family* family_of(const std::string& platform) {
                                 p_series};
   // p5en: the plugin's tuner model takes 18 us per network step there (src/tuner/nccl_ofi_model.cpp,
   // the P5en platform's net_lat; 20 on p5 and p5e, `efa`'s default), with 2 rails of 25 GiB/s per GPU.
-  static const std::vector<const char*> p5en_settings = [] {
-    std::vector<const char*> v = p_series;
-    v.insert(v.begin() + 1, "node.nic.latency_us=18");
-    return v;
-  }();
   static const Ec2Family p5en{"p5en (8 H200, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
-                              p5en_settings};
+                              {"node.nic.transport=efa", "node.nic.latency_us=18", "node.nic.plugin_latency_us=35",
+                               "node.gpu.nccl_buffsize_bytes=8388608", "node.nic.p2p_chunk_bytes=524288",
+                               "node.nvlink.nvls_chunk_bytes=524288", "node.nvlink.nvls_tree_max_chunk_bytes=524288"}};
   static const Ec2Family p_later{"p6 or later (EFA; its NICs not known to ccsim)", 0, nullptr, {}, p_series};
   // p3dn.24xlarge: 8 V100 and one 100 Gb/s EFA without GPUDirect RDMA (the plugin's block: GDR not
   // required, latency 150 us, the SENDRECV protocol as p4d's; AWS EC2 P3 instance page).
