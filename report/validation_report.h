@@ -73,6 +73,8 @@ struct DebugFacts {
   std::string net_platform, net_provider;
   std::string net_name;  // the network NCCL runs on ("Using network IB", "AWS Libfabric", "gIB", "FasTrak", "Socket")
   int net_nics_found = 0, net_nic_groups = 0;
+  // The network latency the plugin reports to NCCL ("NET/OFI Internode latency set at 35.0 us"); 0: not printed.
+  double net_plugin_latency_us = 0;
   // The network devices the plugin hands NCCL per process: its groups, else the NICs it found; 0: unknown.
   int net_devices() const { return net_nic_groups > 0 ? net_nic_groups : net_nics_found; }
 };

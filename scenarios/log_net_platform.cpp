@@ -1,6 +1,8 @@
 #include "scenarios/log_net_platform.h"
 
+#include <algorithm>
 #include <cctype>
+#include <sstream>
 #include <vector>
 
 #include "common/text.h"
@@ -108,6 +110,23 @@ LogHardware network_named(const std::string& name, int gpus_per_host) {
 
 }  // namespace
 
+// The latency the plugin printed that it reports to NCCL, where it differs from what `h` describes
+// (its node.nic.plugin_latency_us, else `efa`'s 75 us): the log's own figure, for plugin releases and
+// instances whose table ccsim does not restate.
+void take_printed_plugin_latency(const DebugFacts& debug, LogHardware& h) {
+  if (debug.net_plugin_latency_us <= 0) return;
+  static const std::string kKey = "node.nic.plugin_latency_us=";
+  double described = 75.0;
+  auto at = std::find_if(h.sets.begin(), h.sets.end(), [](const std::string& s) { return s.rfind(kKey, 0) == 0; });
+  if (at != h.sets.end()) described = std::stod(at->substr(kKey.size()));
+  if (debug.net_plugin_latency_us == described) return;
+  std::ostringstream v;
+  v << kKey << debug.net_plugin_latency_us;
+  if (at != h.sets.end()) *at = v.str();
+  else h.sets.push_back(v.str());
+  h.why += " (the plugin's printed internode latency, " + v.str().substr(kKey.size()) + " us)";
+}
+
 LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
   LogHardware h;
   const Ec2Family* family = debug.net_platform.empty() ? nullptr : family_of(debug.net_platform);
@@ -122,6 +141,7 @@ LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
     h.why = "the network from aws-ofi-nccl's lines: " + debug.net_platform + ", " + family->label;
     if (!whole && family->gpus > 0)
       h.why += " (its NICs not taken for " + std::to_string(gpus_per_host) + " GPUs per host)";
+    take_printed_plugin_latency(debug, h);
     return h;
   }
   if (const LogHardware named = network_named(debug.net_name, gpus_per_host); !named.why.empty()) return named;
@@ -135,6 +155,7 @@ LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
   }
   h.sets.emplace_back("node.nic.transport=efa");
   h.why = "the network from aws-ofi-nccl's lines: " + join(said) + " (not their speed)";
+  take_printed_plugin_latency(debug, h);
   return h;
 }
 

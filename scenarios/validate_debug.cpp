@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -48,6 +49,16 @@ bool read_net_plugin_line(const std::string& line, DebugFacts& d) {
     const std::size_t found = msg.find("(found ");
     if (const int n = found == std::string::npos ? -1 : count_at(msg, found + 7); n > 0 && d.net_nics_found == 0)
       d.net_nics_found = n;
+    return true;
+  }
+  // "Internode latency set at 75.0 us": what the plugin reports to NCCL's tuner (props->latency).
+  static const std::string kLatency = "Internode latency set at ";
+  if (msg.rfind(kLatency, 0) == 0) {
+    const std::string value = msg.substr(kLatency.size(), msg.find(' ', kLatency.size()) - kLatency.size());
+    char* end = nullptr;
+    const double us = std::strtod(value.c_str(), &end);
+    if (end != value.c_str() && *end == '\0' && us > 0 && us <= 10000 && d.net_plugin_latency_us == 0)
+      d.net_plugin_latency_us = us;
     return true;
   }
   // "NIC group 7 device #3 0000:c6:00.0": the RDMA protocol's logical device 7 (its rails follow).

@@ -36,6 +36,7 @@ TEST(LogNetPlatform, AwsOfiNcclLinesOfAP5Run) {
   EXPECT_EQ(d.net_nics_found, 32);
   EXPECT_EQ(d.net_nic_groups, 8);
   EXPECT_EQ(d.net_devices(), 8);
+  EXPECT_DOUBLE_EQ(d.net_plugin_latency_us, 75.0);  // "NET/OFI Internode latency set at 75.0 us"
   // The 2021 plugin on p4d prints the family name and the provider alone.
   const DebugFacts p4d = read_debug_facts(kLogs + "aws-p4d-2node-efa-allreduce-nccl2.8.3.txt");
   EXPECT_EQ(p4d.net_platform, "P4d");
@@ -93,6 +94,22 @@ TEST(LogNetPlatform, EachFamilysNetwork) {
   // Another provider, or no plugin line: nothing.
   EXPECT_TRUE(network_from_plugin(on("", "tcp"), 8).sets.empty());
   EXPECT_TRUE(network_from_plugin(DebugFacts{}, 8).sets.empty());
+}
+
+// The latency the plugin printed that it reports to NCCL wins over its table's where they differ.
+TEST(LogNetPlatform, ThePrintedPluginLatency) {
+  DebugFacts p4d = on("p4d.24xlarge");
+  p4d.net_plugin_latency_us = 75;  // as the table: nothing added
+  EXPECT_EQ(network_from_plugin(p4d, 8).sets.size(), 4u);
+  DebugFacts p5en = on("p5en.48xlarge");
+  p5en.net_plugin_latency_us = 40;
+  const LogHardware en = network_from_plugin(p5en, 8);
+  EXPECT_NE(std::find(en.sets.begin(), en.sets.end(), "node.nic.plugin_latency_us=40"), en.sets.end());
+  EXPECT_EQ(std::find(en.sets.begin(), en.sets.end(), "node.nic.plugin_latency_us=35"), en.sets.end());
+  DebugFacts g = on("");  // an EFA host outside the table (g7e's plugin printed 35)
+  g.net_plugin_latency_us = 35;
+  EXPECT_EQ(network_from_plugin(g, 1).sets,
+            (std::vector<std::string>{"node.nic.transport=efa", "node.nic.plugin_latency_us=35"}));
 }
 
 // The network NCCL names when it is not InfiniBand's verbs transport.
