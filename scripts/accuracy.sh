@@ -302,6 +302,7 @@ model_fit_pairs=(
   "oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt|oci-gb300-16tray-64gpu-alltoall-nccl2.28.7.txt"
   "together-b200x16-2node-ib-sendrecv-nccl2.29.7.txt|together-b200x32-4node-ib-sendrecv-nccl2.29.7.txt"
   "snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt|snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt"
+  "coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt|coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt"
 )
 
 if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
