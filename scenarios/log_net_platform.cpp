@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/text.h"
+#include "topologies/transports.h"
 
 namespace ccsim {
 
@@ -26,9 +27,7 @@ struct Ec2Family {
 
 const Ec2Family* family_of(const std::string& platform) {
   const std::string p = lower(platform);
-  // What the plugin exports on p5 and later when the user has not set it: NCCL_BUFFSIZE 8 MiB,
-  // NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB. `efa`'s reported
-  // latency is p4d's and p5's 75 us.
+  // `efa`'s reported latency is p4d's and p5's 75 us.
   // p4d.24xlarge and p4de.24xlarge (older plugins print "P4d"): 8 A100 and 4 x 100 Gb/s EFA with
   // GPUDirect RDMA, one per PCIe switch of two GPUs (AWS EC2 P4 instance page; the plugin's
   // p4d-24xl-topo.xml: "Each group has 2 GPUs and 1 NIC behind a PCIe switch"). Its SENDRECV protocol
@@ -40,28 +39,30 @@ const Ec2Family* family_of(const std::string& platform) {
   static const Ec2Family p4d{"p4d/p4de (8 A100, 4 x 100 Gb/s EFA)", 8, nullptr,
                              {"node.nic.count=4", "node.nic.Gbps=100"},
                              {"node.nic.transport=efa", "node.nic.latency_us=75"}};
+  // What the plugin exports from p5 on when the user has not set it (NCCL_BUFFSIZE 8 MiB,
+  // NCCL_P2P_NET_CHUNKSIZE, NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE 512 KiB), after each
+  // family's transport and latencies.
+  const auto with_exports = [](std::vector<const char*> v) {
+    for (const char* e : {"node.gpu.nccl_buffsize_bytes=8388608", "node.nic.p2p_chunk_bytes=524288",
+                          "node.nvlink.nvls_chunk_bytes=524288", "node.nvlink.nvls_tree_max_chunk_bytes=524288"})
+      v.push_back(e);
+    return v;
+  };
   // p5.48xlarge and p5e.48xlarge (the plugin's block "p5/p5e"): the aws-p5 preset, which carries the
   // block's latency and exports (its description gives the sources).
-  static const Ec2Family p5{"p5/p5e (aws-p5)", 8, "aws-p5", {},
-                            {"node.nic.transport=efa", "node.gpu.nccl_buffsize_bytes=8388608",
-                             "node.nic.p2p_chunk_bytes=524288", "node.nvlink.nvls_chunk_bytes=524288",
-                             "node.nvlink.nvls_tree_max_chunk_bytes=524288"}};
+  static const Ec2Family p5{"p5/p5e (aws-p5)", 8, "aws-p5", {}, with_exports({"node.nic.transport=efa"})};
   // p5en.48xlarge, p6 and later (the plugin's block "p-series", regex "^(p5en\.48xlarge)|(^p([6-9]|
   // [0-9]{2,}).*)"): reported latency 35 us, the RDMA protocol grouping each GPU's EFA devices into one
   // NCCL device, p5's exports. p5en (H200) and p6-b200 (B200) have 3200 Gb/s of EFA per 8 GPUs (AWS EC2
   // P5 and P6 instance pages): 8 devices of 400 Gb/s to NCCL.
-  static const std::vector<const char*> p_series{
-      "node.nic.transport=efa", "node.nic.plugin_latency_us=35", "node.gpu.nccl_buffsize_bytes=8388608",
-      "node.nic.p2p_chunk_bytes=524288", "node.nvlink.nvls_chunk_bytes=524288",
-      "node.nvlink.nvls_tree_max_chunk_bytes=524288"};
+  static const std::vector<const char*> p_series = with_exports({"node.nic.transport=efa", "node.nic.plugin_latency_us=35"});
   static const Ec2Family p6b200{"p6-b200 (8 B200, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
                                 p_series};
   // p5en: the plugin's tuner model takes 18 us per network step there (src/tuner/nccl_ofi_model.cpp,
   // the P5en platform's net_lat; 20 on p5 and p5e, `efa`'s default), with 2 rails of 25 GiB/s per GPU.
   static const Ec2Family p5en{"p5en (8 H200, 3200 Gb/s EFA)", 8, nullptr, {"node.nic.count=8", "node.nic.Gbps=400"},
-                              {"node.nic.transport=efa", "node.nic.latency_us=18", "node.nic.plugin_latency_us=35",
-                               "node.gpu.nccl_buffsize_bytes=8388608", "node.nic.p2p_chunk_bytes=524288",
-                               "node.nvlink.nvls_chunk_bytes=524288", "node.nvlink.nvls_tree_max_chunk_bytes=524288"}};
+                              with_exports({"node.nic.transport=efa", "node.nic.latency_us=18",
+                                            "node.nic.plugin_latency_us=35"})};
   static const Ec2Family p_later{"p6 or later (EFA; its NICs not known to ccsim)", 0, nullptr, {}, p_series};
   // p3dn.24xlarge: 8 V100 and one 100 Gb/s EFA without GPUDirect RDMA (the plugin's block: GDR not
   // required, latency 150 us, the SENDRECV protocol as p4d's; AWS EC2 P3 instance page).
@@ -108,15 +109,13 @@ LogHardware network_named(const std::string& name, int gpus_per_host) {
   return h;
 }
 
-}  // namespace
-
 // The latency the plugin printed that it reports to NCCL, where it differs from what `h` describes
-// (its node.nic.plugin_latency_us, else `efa`'s 75 us): the log's own figure, for plugin releases and
-// instances whose table ccsim does not restate.
+// (its node.nic.plugin_latency_us, else the `efa` transport's default): the log's own figure, for plugin
+// releases and instances whose table ccsim does not restate.
 void take_printed_plugin_latency(const DebugFacts& debug, LogHardware& h) {
   if (debug.net_plugin_latency_us <= 0) return;
   static const std::string kKey = "node.nic.plugin_latency_us=";
-  double described = 75.0;
+  double described = find_transport("efa")->plugin_latency_us;
   auto at = std::find_if(h.sets.begin(), h.sets.end(), [](const std::string& s) { return s.rfind(kKey, 0) == 0; });
   if (at != h.sets.end()) described = std::stod(at->substr(kKey.size()));
   if (debug.net_plugin_latency_us == described) return;
@@ -126,6 +125,8 @@ void take_printed_plugin_latency(const DebugFacts& debug, LogHardware& h) {
   else h.sets.push_back(v.str());
   h.why += " (the plugin's printed internode latency, " + v.str().substr(kKey.size()) + " us)";
 }
+
+}  // namespace
 
 LogHardware network_from_plugin(const DebugFacts& debug, int gpus_per_host) {
   LogHardware h;

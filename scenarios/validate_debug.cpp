@@ -41,11 +41,12 @@ bool read_net_plugin_line(const std::string& line, DebugFacts& d) {
   }
   // "Selected Provider is efa" (1.x), "Selected Provider is efa (found 32 nics)", "Selected provider is
   // efa, fabric is efa (found 1 nics)".
-  if (msg.rfind("Selected Provider is ", 0) == 0 || msg.rfind("Selected provider is ", 0) == 0) {
-    std::size_t end = 21;
+  static const std::string kProvider = "Selected Provider is ";
+  if (msg.rfind(kProvider, 0) == 0 || msg.rfind("Selected provider is ", 0) == 0) {
+    std::size_t end = kProvider.size();
     while (end < msg.size() && (std::isalnum(static_cast<unsigned char>(msg[end])) || msg[end] == '-' || msg[end] == '_'))
       ++end;
-    if (d.net_provider.empty()) d.net_provider = msg.substr(21, end - 21);
+    if (d.net_provider.empty()) d.net_provider = msg.substr(kProvider.size(), end - kProvider.size());
     const std::size_t found = msg.find("(found ");
     if (const int n = found == std::string::npos ? -1 : count_at(msg, found + 7); n > 0 && d.net_nics_found == 0)
       d.net_nics_found = n;

@@ -1,7 +1,8 @@
 // The NIC transports of node.nic.transport and their defaults (docs/topology.md, "Transports"): the
 // spec value, the label in link names, the payload fraction of the line rate, the one-way NIC-to-NIC
 // latency, and where payloads go between the NIC and the GPU. Every default names its source in
-// transports.cpp; build_topology (spec.cpp) is the only reader.
+// transports.cpp; build_topology (spec.cpp) reads them, and validate's network from a log's plugin
+// lines (scenarios/log_net_platform.cpp) compares a printed plugin latency with `efa`'s.
 #pragma once
 #include <string>
 #include <vector>
