@@ -189,6 +189,17 @@ double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan
   return nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Ring, p, size_bytes) * 1e9 / std::max(1, plan.total_channels());
 }
 
+double ring_replay_channel_cap_Bps(const Topology& topo, const NcclTopoSummary& summary, const RingPlan& plan, Proto p,
+                                   double size_bytes) {
+  double cap = ring_channel_cap_Bps(summary, plan, p, size_bytes);
+  if (p != Proto::Simple || topo.num_nodes() < 2 || topo.net_ring_channel_Bps <= 0) return cap;
+  // NCCL's running channels (NCCL_MIN_CTAS and the like raise them, small operations run fewer),
+  // spread over the plan's: each plan channel stands for that share of them.
+  const double block = topo.net_ring_channel_Bps * nccl_running_channels(summary, Algo::Ring, p, size_bytes) /
+                       std::max(1, plan.total_channels());
+  return cap > 0 ? std::min(cap, block) : block;
+}
+
 void set_ring_schedule_caps(Schedule& s, const RingScheduleOptions& options) {
   s.cap_every_connection(options.channel_rate_cap_Bps * options.wire_factor);
 }

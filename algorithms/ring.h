@@ -59,6 +59,14 @@ struct RingScheduleOptions {
 double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p,
                             double size_bytes = std::numeric_limits<double>::infinity());
 
+// The cap per plan channel the replay of a ring or chain on `topo` runs with: ring_channel_cap_Bps and,
+// with Simple on a ring whose path crosses the network (several NVLink domains), one thread block's
+// copy per channel NCCL runs at `size_bytes` (Topology::net_ring_channel_Bps): Hopper rings across
+// nodes hold about one P2P channel's rate per channel, half of what NCCL's one-node block moves
+// (docs/accuracy.md "A ring channel across nodes"). 0: no cap.
+double ring_replay_channel_cap_Bps(const Topology& topo, const NcclTopoSummary& summary, const RingPlan& plan, Proto p,
+                                   double size_bytes);
+
 // The schedule-wide settings every ring schedule carries (ring_schedule and the orbit generator).
 void set_ring_schedule_caps(Schedule& s, const RingScheduleOptions& options);
 

@@ -175,7 +175,7 @@ const std::vector<std::string>& calibration_classes() {
 
 const std::vector<std::string>& fitted_setting_keys() {
   static const std::vector<std::string> k{"node.nvlink.efficiency", "node.pcie.efficiency", "node.nic.efficiency",
-                                          "node.nic.latency_us", "node.cpu.launch_us"};
+                                          "node.gpu.net_ring_channel_GBps", "node.nic.latency_us", "node.cpu.launch_us"};
   return k;
 }
 
@@ -184,6 +184,8 @@ FittedSettingRange fitted_setting_range(const std::string& key) {
   // TCPX's 1.7 ms per operation, many steps); node.cpu.launch_us must be positive (topologies/spec.cpp).
   if (key == "node.nic.latency_us") return {0.0, 1000.0, true};
   if (key == "node.cpu.launch_us") return {0.01, 1000.0, true};
+  // A thread block's copy rate, GB/s: positive (0 means no cap) and at most a link's limit (topologies/spec.cpp).
+  if (key == "node.gpu.net_ring_channel_GBps") return {0.0, 10000.0, false};
   return {0.0, 1.0, false};
 }
 

@@ -95,7 +95,8 @@ struct Calibration {
 
 const std::vector<std::string>& calibration_classes();  // {"nvlink", "pcie", "net"}
 // The settings a FittedSettings may hold: node.nvlink.efficiency, node.pcie.efficiency,
-// node.nic.efficiency (in (0, 1]), node.nic.latency_us (0 .. 1000 us), node.cpu.launch_us (0.01 .. 1000 us).
+// node.nic.efficiency (in (0, 1]), node.gpu.net_ring_channel_GBps (in (0, 10000] GB/s),
+// node.nic.latency_us (0 .. 1000 us), node.cpu.launch_us (0.01 .. 1000 us).
 const std::vector<std::string>& fitted_setting_keys();
 // The range a fitted setting's value must lie in (a JSON value outside it is refused; a fit stops at
 // its ends).

@@ -34,7 +34,7 @@ CollectiveSchedule collective_schedule(const Topology& topo, const NcclTopoSumma
     opt.wire_factor = proto.wire_factor;
     opt.chunk_wire_bytes = chain_chunk_wire_bytes(topo, ring_proto);
     const RingPlan plan = plan_rings(topo, ring_channels);
-    opt.channel_rate_cap_Bps = ring_channel_cap_Bps(summary, plan, ring_proto, size_bytes);
+    opt.channel_rate_cap_Bps = ring_replay_channel_cap_Bps(topo, summary, plan, ring_proto, size_bytes);
     int threads = 0;
     nccl_channels_threads(summary, Algo::Ring, ring_proto, static_cast<std::uint64_t>(size_bytes), &opt.nccl_channels, &threads);
     opt.forward_unit_wire_bytes = chain_forward_unit_wire_bytes(ring_proto, threads, topo.num_nodes() > 1);

@@ -134,33 +134,59 @@ RunFit fit_through_model(const NcclTestsRun& run, const std::string& file, int r
   fit.fitted_busbw_GBps = fit.predicted_busbw_GBps;
 
   const NcclTestsRun plateau_run = only_sizes(run, plateau);
-  double value = link.described;
-  double ratio = time_ratio(first, plateau);
-  for (int step = 0; step < kMaxLinkSteps && std::fabs(ratio - 1) > kRatioTolerance; ++step) {
-    const double next = std::min(1.0, value * ratio);
-    if (next == value) {  // held at 1 and still faster than the link allows
-      link.notes.push_back(strprintf("the measured plateau (%.1f GB/s busbw at %s) is above what the described link reaches "
-                                     "at efficiency 1 (%.1f): the description undercounts the hardware (more NICs or links "
-                                     "than described?); %s held at 1",
-                                     fit.measured_busbw_GBps, format_bytes(static_cast<double>(largest)).c_str(),
-                                     fit.fitted_busbw_GBps, link.key.c_str()));
-      break;
+  const double described_ratio = time_ratio(first, plateau);
+  // Scales `setting` by predicted / measured time until the plateau meets the measurement; false when
+  // the plateau does not follow it (a NCCL ceiling, another link or a kernel rate sets it).
+  const auto fit_plateau = [&](SettingFit& setting) {
+    const double max = fitted_setting_range(setting.key).max;
+    double value = setting.described;
+    double ratio = described_ratio;
+    bool follows = true;
+    for (int step = 0; step < kMaxLinkSteps && std::fabs(ratio - 1) > kRatioTolerance; ++step) {
+      const double next = std::min(max, value * ratio);
+      if (next == value) {  // held at the range's end and still faster than it allows
+        setting.notes.push_back(strprintf("the measured plateau (%.1f GB/s busbw at %s) is above what the description "
+                                          "reaches with %s at %.4g (%.1f): the description undercounts the hardware "
+                                          "(more NICs or links than described?); held there",
+                                          fit.measured_busbw_GBps, format_bytes(static_cast<double>(largest)).c_str(),
+                                          setting.key.c_str(), max, fit.fitted_busbw_GBps));
+        break;
+      }
+      const ValidatedRun v = validate(plateau_run, with_setting(spec, setting.key, next));
+      const double next_ratio = time_ratio(v, plateau);
+      if (std::fabs(next_ratio - ratio) < 0.25 * std::fabs(ratio - 1)) {
+        // A plateau bound by this setting follows it; this one did not move, so the value that did
+        // nothing is not kept.
+        setting.notes.push_back(strprintf("the plateau does not follow %s (predicted/measured time %.3f at %.4g, %.3f at %.4g): "
+                                          "another bound (a NCCL ceiling or another link) sets it; %s kept at %.4g",
+                                          setting.key.c_str(), ratio, value, next_ratio, next, setting.key.c_str(), value));
+        follows = false;
+        break;
+      }
+      value = next;
+      ratio = next_ratio;
+      fit.fitted_busbw_GBps = busbw_at(v, largest, false);
     }
-    const ValidatedRun v = validate(plateau_run, with_setting(spec, link.key, next));
-    const double next_ratio = time_ratio(v, plateau);
-    if (std::fabs(next_ratio - ratio) < 0.25 * std::fabs(ratio - 1)) {
-      // A link-bound plateau follows its rate; this one did not move (a ceiling of NCCL's or another
-      // link sets it), so the value that did nothing is not kept.
-      link.notes.push_back(strprintf("the plateau does not follow %s (predicted/measured time %.3f at %.4g, %.3f at %.4g): "
-                                     "another bound (a NCCL ceiling or another link) sets it; %s kept at %.4g",
-                                     link.key.c_str(), ratio, value, next_ratio, next, link.key.c_str(), value));
-      break;
+    setting.fitted = value;
+    return follows;
+  };
+  const bool link_follows = fit_plateau(link);
+  // A Simple ring across nodes runs at most one thread block's copy per channel
+  // (node.gpu.net_ring_channel_GBps, Topology::net_ring_channel_Bps): below the links on Hopper, where
+  // that rate, not a link's, is the one to fit.
+  const double net_ring_GBps = node.at("gpu").value("net_ring_channel_GBps", 0.0);
+  if (!link_follows && link_asked.empty() && net_ring_GBps > 0 && first.prediction.facts.nodes > 1 &&
+      at_largest->predicted == "Ring/Simple") {
+    SettingFit ring;
+    ring.key = "node.gpu.net_ring_channel_GBps";
+    ring.described = net_ring_GBps;
+    if (fit_plateau(ring)) {
+      ring.notes.push_back("the plateau follows the ring channels' copy rate across nodes, not " + link.key +
+                           " (the replay's busiest link " + fit.bottleneck + " has headroom): " + ring.key + " fitted");
+      link = ring;
+      fit.bottleneck = "the ring channels' copy rate (busiest link " + fit.bottleneck + ")";
     }
-    value = next;
-    ratio = next_ratio;
-    fit.fitted_busbw_GBps = busbw_at(v, largest, false);
   }
-  link.fitted = value;
   const nlohmann::json spec_with_link = with_setting(spec, link.key, link.fitted);
 
   // ---- The latency side: the cost that sets it.

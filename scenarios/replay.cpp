@@ -128,7 +128,7 @@ ReplayRecipe ring_recipe(const ReplayContext& ctx, Proto proto) {
   r.build = [topo, collective, channels, base_opts = opts, orbits, summary, proto](double size_bytes) {
     const RingPlan plan = plan_rings(*topo, channels);
     RingScheduleOptions opts = base_opts;
-    if (summary) opts.channel_rate_cap_Bps = ring_channel_cap_Bps(*summary, plan, proto, size_bytes);
+    if (summary) opts.channel_rate_cap_Bps = ring_replay_channel_cap_Bps(*topo, *summary, plan, proto, size_bytes);
     if (!orbits || topo->num_gpus() <= kMaxWholeScheduleGpus)
       return orbits ? ring_schedule_for_engine(*topo, plan, collective, size_bytes, opts)
                     : ring_schedule(*topo, plan, collective, size_bytes, opts);

@@ -189,15 +189,18 @@ ValidatedRun validate_log(const std::string& name, const std::string& preset, co
 
 // 2 x a3-highgpu-8g, all_gather 8 MiB..8 GiB, dstack's TCPX setup with NCCL_ALGO=Ring NCCL_PROTO=Simple
 // (its README). The prediction's plateau is the hand-computed ring bound of 4 TCPX NICs, 4 x 24.15 =
-// 96.6 GB/s busbw; the log runs at 50 GB/s, half of it, from 128 MiB up. Known miss (docs/accuracy.md:
-// bandwidth side +93%, was +20% when host-staged tcp at 0.6 stood in): the same machine's GKE
-// all_reduce below reaches 89.5 GB/s through the same ring bound, so no NIC rate explains both.
+// 96.6 GB/s busbw (within 2%: the ring's NVLink hops at one thread block's copy per channel leave the
+// NICs idle 1% of a step's chain, docs/accuracy.md "A ring channel across nodes"); the log runs at 50
+// GB/s, half of it, from 128 MiB up. Known miss (docs/accuracy.md: bandwidth side +92%, was +20% when
+// host-staged tcp at 0.6 stood in): the same machine's GKE all_reduce below reaches 89.5 GB/s through
+// the same ring bound, so no NIC rate explains both.
 TEST(GpuDirectTcpAccuracy, A3HighTcpxAllGatherPlateauIsTheRingBound) {
   const ValidatedRun run = validate_log("gcp-a3high-2node-tcpx-allgather-dstack.txt", "gcp-a3-high", "Ring", "Simple");
   EXPECT_EQ(run.prediction.facts.nodes, 2);
   const ValidatedSize& last = run.sizes.back();
   EXPECT_EQ(last.nccl_algorithm, "Ring");
-  EXPECT_NEAR(last.predicted_busbw_GBps, 96.6, 0.01 * 96.6);
+  EXPECT_LE(last.predicted_busbw_GBps, 96.6 * 1.001);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.98 * 96.6);
   EXPECT_NEAR(last.measured_busbw_GBps, 50.17, 0.01);
   EXPECT_LT(run.bandwidth.median_error, 1.0) << run.bandwidth.median_error;  // +93% today
 }
@@ -217,12 +220,15 @@ TEST(GpuDirectTcpAccuracy, A3HighTcpxAllReduceBandwidthSide) {
 
 // 2 x a3-megagpu-8g, all_gather 8 MiB..8 GiB, dstack's TCPXO setup (nccl-env-profile-ll128.sh:
 // NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple,LL128). Ring bound of 8 TCPXO NICs: 8 x 24.15 = 193.2 GB/s;
-// measured 188.5 at 8 GiB. Bandwidth side median +9.6% (was -30% host-staged): within 10%.
+// the replay keeps the NICs 97% busy (186.8: its NVLink hops run one thread block's copy per channel,
+// under the NICs' pace but with less slack in a step's chain), measured 188.5 at 8 GiB. Bandwidth side
+// median +6% (was -30% host-staged): within 10%.
 TEST(GpuDirectTcpAccuracy, A3MegaTcpxoAllGatherBandwidthSideWithinTenPercent) {
   const ValidatedRun run =
       validate_log("gcp-a3mega-2node-tcpxo-allgather-dstack.txt", "gcp-a3-mega", "Ring,Tree", "Simple,LL128");
   const ValidatedSize& last = run.sizes.back();
-  EXPECT_NEAR(last.predicted_busbw_GBps, 193.2, 0.01 * 193.2);
+  EXPECT_LE(last.predicted_busbw_GBps, 193.2 * 1.001);
+  EXPECT_GT(last.predicted_busbw_GBps, 0.95 * 193.2);
   EXPECT_LT(std::fabs(last.error), 0.05) << last.error;
   EXPECT_LT(std::fabs(run.bandwidth.median_error), 0.10) << run.bandwidth.median_error;
 }

@@ -14,6 +14,7 @@
 
 #include "algorithms/tuner.h"
 #include "real_log_helpers.h"
+#include "test_helpers.h"
 #include "topologies/nccl_env.h"
 #include "topologies/spec.h"
 
@@ -66,9 +67,11 @@ TEST(H100CollectiveLogs, OneNodeOfTheSecondCluster) {
 // The same repository's clusters across nodes. Their network is not stated (no NCCL debug output), so
 // the prediction takes dgx-h100's one 400 Gb/s InfiniBand NIC per GPU. 2 nodes, all-to-all: each GPU
 // sends 8/16 of its data through its NIC, busbw = kNicGBps / (8/16) x 15/16 = 90.9; measured 75.2,
-// which says 40.1 GB/s per NIC. 10 nodes, all_gather: the ring's bound is NVLink's 370.8 under 8 NICs x
-// 48.5; measured 324.3 = 8 x 40.5, the same per-NIC rate. Both miss by it (+22%, +20%): the clusters'
-// NICs deliver 0.83 of dgx-h100's, for reasons their logs do not show.
+// which says 40.1 GB/s per NIC (+22%: that cluster's NICs deliver 0.83 of dgx-h100's, for reasons its
+// log does not show). 10 nodes, all_gather: the ring's 16 channels of one thread block each bound it at
+// 16 x 19.375 = 310 GB/s busbw, under NVLink's 370.8 and 8 NICs x 48.5; measured 324.3 = 8 x 40.5,
+// the same per-NIC rate as the all-to-all's, 20.3 per channel (bandwidth side -3%; +20% while NVLink's
+// bound set the prediction, docs/accuracy.md "A ring channel across nodes").
 TEST(H100CollectiveLogs, AcrossNodesTheClustersNicsDeliverLessThanDgxH100s) {
   const ValidatedRun two = validate_h100("h100x16-2node-alltoall.txt");
   const ValidatedSize& a2a = two.sizes.back();
@@ -79,10 +82,10 @@ TEST(H100CollectiveLogs, AcrossNodesTheClustersNicsDeliverLessThanDgxH100s) {
 
   const ValidatedRun ag = validate_h100("h100x80-10node-allgather-nccl2.29.2.txt");
   EXPECT_EQ(ag.prediction.facts.nodes, 10);
-  EXPECT_NEAR(ag.sizes.back().predicted_busbw_GBps, kNvlinkBoundGBps, 0.005 * kNvlinkBoundGBps);
+  EXPECT_NEAR(ag.sizes.back().predicted_busbw_GBps, testing::kHopperNetRingGBps, 0.01 * testing::kHopperNetRingGBps);
   const double nic_from_ag = ag.sizes.back().measured_busbw_GBps / 8;
   EXPECT_NEAR(nic_from_ag, nic_from_a2a, 0.02 * nic_from_a2a);
-  EXPECT_GT(ag.bandwidth.median_error, 0.10);
+  EXPECT_LT(std::fabs(ag.bandwidth.median_error), 0.10) << ag.bandwidth.median_error;
 }
 
 }  // namespace

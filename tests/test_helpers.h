@@ -16,6 +16,13 @@ namespace ccsim::testing {
 // (scenarios/launch_mode.h), 4.2 / 20 us per reported iteration.
 inline constexpr double kFirstLaunchShareUs = 4.2 / 20;
 
+// One P2P channel's copy on H100/H200, GB/s: 55.19 GB/s on 4 channels of an A100 pair's sendrecv
+// (NVIDIA/nccl-tests#331) at A100's 1.41 GHz, at H100's 1.98 GHz (topologies/gpu_copy_rate.h). A Simple
+// ring across nodes runs at most this per channel (node.gpu.net_ring_channel_GBps), so 2 x 8 NIC rails'
+// 16 channels hold 310 GB/s busbw.
+inline constexpr double kHopperChannelGBps = 55.19 / 4 / 1.41 * 1.98;
+inline constexpr double kHopperNetRingGBps = 16 * kHopperChannelGBps;
+
 // A cluster of `nodes` single-GPU nodes, each GPU behind a PCIe Gen5 x16 switch with one
 // 400 Gb/s InfiniBand NIC: every ring hop is GPU -> PCIe -> NIC -> leaf [-> spine -> leaf] -> NIC -> PCIe -> GPU,
 // identical for all hops, so the ring is uncongested and uniform. Efficiencies are 1 so that the

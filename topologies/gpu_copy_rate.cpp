@@ -19,4 +19,11 @@ double default_p2p_channel_Bps(const std::string& gpu_arch) {
   return kP2pChannelBytesPerCycle * gpu_boost_clock_GHz(compcap_from_arch(gpu_arch)) * 1e9;
 }
 
+double default_net_ring_channel_Bps(const std::string& gpu_arch) {
+  const int cc = compcap_from_arch(gpu_arch);
+  // The archs whose P2P channel rate is a measurement, not the bytes per cycle at an assumed clock.
+  const bool measured = (cc >= 80 && cc < 86) || (cc >= 90 && cc < 100);
+  return measured ? default_p2p_channel_Bps(gpu_arch) : 0.0;
+}
+
 }  // namespace ccsim

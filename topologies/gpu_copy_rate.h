@@ -22,4 +22,11 @@ double gpu_boost_clock_GHz(int compCap);
 // cycle above at the arch's boost clock; 0 (no cap) for an arch whose clock is not known.
 double default_p2p_channel_Bps(const std::string& gpu_arch);
 
+// The default cap on one channel of a ring across nodes for an arch, bytes/s: its P2P channel rate
+// where a channel's copy was measured on that arch (sm80: NVIDIA/nccl-tests#331; sm90: an H100 node's
+// sendrecv), 0 (no cap) elsewhere. Hopper rings across nodes hold 20.0-21.2 GB/s per channel on five
+// clusters, the P2P channel's rate; Blackwell's run faster per channel than its clock-scaled default
+// (docs/accuracy.md "A ring channel across nodes").
+double default_net_ring_channel_Bps(const std::string& gpu_arch);
+
 }  // namespace ccsim

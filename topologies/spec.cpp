@@ -28,7 +28,7 @@ const std::map<std::string, std::vector<std::string>>& schema() {
   static const std::map<std::string, std::vector<std::string>> keys = {
       {"", {"format", "name", "description", "nodes", "node", "fabric"}},
       {"/node", {"gpu", "nvlink", "cpu", "pcie", "nic"}},
-      {"/node/gpu", {"model", "arch", "count", "c2c", "p2p_channel_GBps", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes", "nccl_p2p_ll_threshold_bytes"}},
+      {"/node/gpu", {"model", "arch", "count", "c2c", "p2p_channel_GBps", "net_ring_channel_GBps", "nccl_min_channels", "nccl_max_channels", "nccl_min_ctas", "nccl_max_ctas", "nccl_buffsize_bytes", "nccl_ll_buffsize_bytes", "nccl_ll128_buffsize_bytes", "nccl_p2p_ll_threshold_bytes"}},
       {"/node/nvlink", {"generation", "links_per_gpu", "GBps_per_link", "efficiency", "latency_us", "nvswitch", "nvls", "nvls_reduce_GBps", "nvls_efficiency", "nvls_chunk_bytes", "nvls_tree_max_chunk_bytes", "nvls_channels", "nccl_p2p", "domain_size", "p2p_chunk_bytes", "peers"}},
       {"/node/cpu",
        {"sockets", "vendor", "inter_socket_GBps", "inter_socket_latency_us", "host_memory_GBps",
@@ -416,6 +416,11 @@ Topology build_topology(const json& spec, const std::string& source) {
   // topologies/gpu_copy_rate.h): by default the arch's; 0 takes the cap off.
   const double d_p2p_channel_GBps = default_p2p_channel_Bps(gpu_arch) / kGB;
   const double p2p_channel_Bps = gpu.non_negative("p2p_channel_GBps", kMaxLinkGBps, &d_p2p_channel_GBps) * kGB;
+  // The most one channel of a ring across nodes moves (a thread block's copy, as a P2P channel's):
+  // by default the P2P channel rate of the archs where it was measured (gpu_copy_rate.h); 0: no cap.
+  const double d_net_ring_channel_GBps = default_net_ring_channel_Bps(gpu_arch) / kGB;
+  const double net_ring_channel_Bps =
+      gpu.non_negative("net_ring_channel_GBps", kMaxLinkGBps, &d_net_ring_channel_GBps) * kGB;
   // NCCL's channel-count settings (NcclChannelSettings): read only where given, so that a
   // description without them resolves as before. NCCL's own range: 0 or 1 to MAXCHANNELS (64).
   NcclChannelSettings nccl_channels;
@@ -796,6 +801,7 @@ Topology build_topology(const json& spec, const std::string& source) {
   topo.nccl_p2p = nccl_p2p;
   topo.shm_channel_Bps = shm_channel_Bps;
   topo.p2p_channel_Bps = p2p_channel_Bps;
+  topo.net_ring_channel_Bps = net_ring_channel_Bps;
   topo.shm_two_way_efficiency = shm_two_way;
   topo.shm_step_s = shm_step_s;
   topo.p2p_chunks = p2p_chunks;

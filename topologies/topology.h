@@ -246,6 +246,11 @@ class Topology {
   // the connections of send/recv and all-to-all schedules, whose messages run on a few channels each.
   // 0: not limiting.
   double p2p_channel_Bps = 0;
+  // The bytes per second one channel of a ring whose path crosses the network moves at most, a thread
+  // block's copy (node.gpu.net_ring_channel_GBps; by default the P2P channel rate on the archs where that
+  // was measured: topologies/gpu_copy_rate.h). Caps every connection of such a ring at this rate times
+  // the channels NCCL runs. 0: not limiting.
+  double net_ring_channel_Bps = 0;
   // node.pcie.shm_two_way_efficiency: the share of its links' rate an SHM connection keeps when one of
   // its GPUs both writes into and reads from pinned host memory (a ring, all_gather, alltoall; not a
   // broadcast's or reduce's root or leaf). Default kDefaultShmTwoWayEfficiency, measured by ccsim's
