@@ -490,6 +490,10 @@ NcclTopoSummary summarize_for_nccl(const Topology& topo, bool collnet_fabric) {
                       (s.nvls_channels != wanted ? fmt(", held within NCCL_MIN/MAX_CTAS %.0f..%.0f)", min_ctas, max_ctas)
                                                  : std::string(")")));
   }
+  if (topo.num_nodes() > 1 && topo.net_ring_channel_Bps > 0)
+    s.notes.push_back(fmt("the replay's Simple rings across nodes: at most %.1f GB/s per channel", topo.net_ring_channel_Bps / 1e9) +
+                      fmt(" (node.gpu.net_ring_channel_GBps, one thread block's copy), %.0f coll channels", s.coll_channels) +
+                      fmt(" = %.1f GB/s busbw; not in NCCL's model above", s.coll_channels * topo.net_ring_channel_Bps / 1e9));
   return s;
 }
 

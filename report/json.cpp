@@ -47,6 +47,8 @@ nlohmann::json prediction_metadata_json(const PredictionReport& report) {
   if (f.host_launch_per_channel_s > 0) meta["launch_mode"]["host_launch_us_per_channel"] = f.host_launch_per_channel_s * 1e6;
   meta["knee_bytes"] = f.knee_bytes;
   meta["bottleneck"] = f.bottleneck;
+  if (f.ring_channel_bound_GBps > 0)
+    meta["ring_channel_bound"] = {{"channels", f.ring_channel_bound_channels}, {"busbw_GBps", f.ring_channel_bound_GBps}};
   meta["datatype"] = f.datatype;
   meta["op"] = f.op;
   if (!f.busiest_links_at_largest_size.empty()) {

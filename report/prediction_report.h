@@ -81,6 +81,11 @@ struct ReportFacts {
   double launch_s = 0, alpha_s = 0, beta_Bps = 0;
   double knee_bytes = 0;
   std::string bottleneck;       // the ring's limiting link, in words
+  // The busbw a Simple ring across the network holds at most, its channels' copies: the channels NCCL
+  // runs at the largest size x node.gpu.net_ring_channel_GBps (Topology::net_ring_channel_Bps), GB/s;
+  // 0 where the largest size is not such a ring or no rate is set.
+  double ring_channel_bound_GBps = 0;
+  int ring_channel_bound_channels = 0;
   // nccl-tests' launch mode (-t, -g) and timing loop (-n, -m, -z, -G), normalized, and the host time
   // of one launch (node.cpu.launch_us): scenarios/launch_mode.h.
   LaunchMode launch;

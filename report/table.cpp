@@ -27,6 +27,12 @@ std::vector<std::string> prediction_preamble(const PredictionReport& report) {
                   strprintf("%.2f", f.beta_Bps / 1e9) + " GB/s per step, knee S* = n*alpha*beta = " +
                   format_bytes(f.knee_bytes));
     pre.push_back("# ring bottleneck (closed form): " + f.bottleneck);
+    if (f.ring_channel_bound_GBps > 0 && f.ring_channel_bound_GBps < f.beta_Bps / 1e9)
+      pre.push_back("# ring channels across nodes: " + std::to_string(f.ring_channel_bound_channels) + " x " +
+                    strprintf("%.2f", f.ring_channel_bound_GBps / f.ring_channel_bound_channels) + " GB/s = " +
+                    strprintf("%.1f", f.ring_channel_bound_GBps) +
+                    " GB/s busbw at most (node.gpu.net_ring_channel_GBps: one thread block's copy per channel), "
+                    "below the links' beta");
   }
   const LaunchMode& mode = f.launch;
   if (mode.gpus_per_thread > 1 || mode.blocking || mode.graph_launches > 0) {

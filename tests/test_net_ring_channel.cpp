@@ -89,6 +89,18 @@ TEST(NetRingChannel, HopperRingAcrossNodesRunsAtItsChannels) {
   EXPECT_NEAR(ring_busbw_GBps(described("dgx-h100", 1, {}), size), 370.8, 0.01 * 370.8);
 }
 
+// predict's report says so where the channels bound the ring below its links (the header line
+// "# ring channels across nodes: 16 x 19.38 GB/s = 310.0 GB/s busbw at most ..."), and not on one node.
+TEST(NetRingChannel, TheReportNamesTheChannelsBound) {
+  PredictRequest req;
+  req.collective = "all_gather";
+  req.sweep.min_bytes = req.sweep.max_bytes = 8ull << 30;
+  const Prediction pair = predict(described("dgx-h100", 2, {}), req);
+  EXPECT_EQ(pair.report.facts.ring_channel_bound_channels, 16);
+  EXPECT_NEAR(pair.report.facts.ring_channel_bound_GBps, 16 * testing::kHopperChannelGBps, 1e-6);
+  EXPECT_EQ(predict(described("dgx-h100", 1, {}), req).report.facts.ring_channel_bound_GBps, 0.0);
+}
+
 // Blackwell has no default cap: 2 x dgx-b200 over RoCE stays at its 8 NICs' ring bound (8 x 400 Gb/s
 // x RoCE's 0.95 / 8 GPUs x 8 = 380 GB/s), as GCP's A4 logs measure (377).
 TEST(NetRingChannel, BlackwellRingAcrossNodesKeepsItsNics) {
