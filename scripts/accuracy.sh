@@ -69,6 +69,8 @@ declare -A nccl_version=(
   ["coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt"]=2.30.4  # printed
   ["coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt"]=2.30.4  # printed
   ["azure-ndv5-h100x16-2node-ib-allreduce-nccl2.29.7.txt"]=2.29.7  # printed (nccl-library=22907)
+  ["together-b200x64-8node-ib-sendrecv-nccl2.29.7.txt"]=2.29.7  # printed
+  ["together-b200x128-16node-ib-sendrecv-nccl2.29.7.txt"]=2.29.7  # printed
   ["oci-gb300-1tray-4gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-2tray-8gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
   ["oci-gb300-16tray-64gpu-allreduce-nccl2.28.7.txt"]=2.28.7  # printed
@@ -199,6 +201,9 @@ cases=(
   "coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt|--topology dgx-h200 --env NCCL_NVLS_ENABLE=0"
   "coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt|--topology dgx-h200"
   "azure-ndv5-h100x16-2node-ib-allreduce-nccl2.29.7.txt|--topology azure-nd-h100-v5"
+  "together-b200x64-8node-ib-sendrecv-nccl2.29.7.txt|--topology dgx-b200 --env NCCL_NVLS_ENABLE=0"
+  "together-b200x128-16node-ib-sendrecv-nccl2.29.7.txt|--topology dgx-b200 --env NCCL_NVLS_ENABLE=0"
+  "sm02-a100pcie40gbx4-1node-allreduce-g4.txt|--topology pcie-gen4-8gpu --set node.gpu.count=4 --set node.gpu.arch=sm80 --set node.nic.count=0 --set node.pcie.switches_per_socket=0"
 )
 # The flags hold JSON arrays (node.nvlink.peers): no pathname expansion of their brackets.
 set -f
@@ -303,6 +308,7 @@ model_fit_pairs=(
   "together-b200x16-2node-ib-sendrecv-nccl2.29.7.txt|together-b200x32-4node-ib-sendrecv-nccl2.29.7.txt"
   "snellius-h100x8-2node-4gpu-4xndr200-ib-allgather-nccl2.22.3.txt|snellius-h100x8-2node-4gpu-4xndr200-ib-allreduce-nccl2.22.3.txt"
   "coreweave-h200x16-2node-ib-allreduce-nvlsoff-graph-symreg-nccl2.30.4.txt|coreweave-h200x16-2node-ib-alltoall-graph-symreg-nccl2.30.4.txt"
+  "dgx-a100-4gpu-p2p-disabled-shm-allreduce.txt|sm02-a100pcie40gbx4-1node-allreduce-g4.txt"
 )
 
 if [ $cross_run -eq 1 ] || [ $fitted_links -eq 1 ]; then
