@@ -477,6 +477,22 @@ std::vector<LikelyCause> likely_causes(const ValidatedRun& run, const Topology& 
         "nothing to fix; compare with the predicted " + largest_choice(run) + " rate (" + gbps(bw.predicted_GBps) + ")",
         true);
   }
+  // A Simple ring across nodes held by its channels' copies (node.gpu.net_ring_channel_GBps), not its
+  // links: a setting, the channel count, moves that bound.
+  const ReportFacts& facts = run.prediction.facts;
+  if (bw.present && facts.ring_channel_bound_GBps > 0 && facts.ring_channel_bound_GBps < 0.98 * facts.beta_Bps / 1e9) {
+    const double per_channel_GBps = facts.ring_channel_bound_GBps / facts.ring_channel_bound_channels;
+    const int needed = static_cast<int>(std::ceil(facts.beta_Bps / 1e9 / per_channel_GBps));
+    add("ring-channels", "The ring's channels, not its links, bound its plateau across nodes (a setting)",
+        std::to_string(facts.ring_channel_bound_channels) + " channels x " + gbps(per_channel_GBps) + " = " +
+            gbps(facts.ring_channel_bound_GBps) + " busbw at most (one thread block's copy per channel, "
+            "node.gpu.net_ring_channel_GBps), below the links' " + gbps(facts.beta_Bps / 1e9) + "; " + plateau_text(bw),
+        "more channels raise it to the links: NCCL_MIN_NCHANNELS=" + std::to_string(needed) + " (or NCCL_MIN_CTAS) gives the "
+            "ring enough (NVIDIA/nccl-tests#309: 320.7 -> 391.4 GB/s busbw on 8 H100 nodes with NCCL_MIN_CTAS=24); "
+            "--env NCCL_MIN_NCHANNELS=" + std::to_string(needed) + " predicts it; a measured rate per channel: "
+            "--set node.gpu.net_ring_channel_GBps=R (ccsim calibrate --topology fits it)",
+        true);
+  }
   if (bw_fast && bw.present) {
     add("hardware-faster-than-described", "Faster than predicted: the hardware description is slower than the machine",
         plateau_text(bw),

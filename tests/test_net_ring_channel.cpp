@@ -13,6 +13,7 @@
 #include "algorithms/nccl_channels.h"
 #include "algorithms/ring.h"
 #include "algorithms/tuner.h"
+#include "real_log_helpers.h"
 #include "scenarios/predict.h"
 #include "test_helpers.h"
 #include "topologies/gpu_copy_rate.h"
@@ -99,6 +100,27 @@ TEST(NetRingChannel, TheReportNamesTheChannelsBound) {
   EXPECT_EQ(pair.report.facts.ring_channel_bound_channels, 16);
   EXPECT_NEAR(pair.report.facts.ring_channel_bound_GBps, 16 * testing::kHopperChannelGBps, 1e-6);
   EXPECT_EQ(predict(described("dgx-h100", 1, {}), req).report.facts.ring_channel_bound_GBps, 0.0);
+}
+
+// validate names the bound as a setting where it holds the ring's plateau: Voltage Park's 4 H100 nodes,
+// all_gather, 16 channels x 19.375 = 310 GB/s busbw below NVLink's 370.8; ceil(370.8 / 19.375) = 20
+// channels reach the links. Not on one node, where the ring's 24 channels are NVLink-bound.
+TEST(NetRingChannel, ValidateNamesTheChannelCountAsASetting) {
+  const auto cause = [](const ValidatedRun& run) -> const LikelyCause* {
+    for (const auto& c : run.causes)
+      if (c.id == "ring-channels") return &c;
+    return nullptr;
+  };
+  const ValidatedRun four = testing::validate_real_log("h100x32-4node-voltagepark-ib-allgather-nccl2.24.3.txt",
+                                                      load_topology_spec("dgx-h100"), "dgx-h100");
+  const LikelyCause* c = cause(four);
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->informational);
+  EXPECT_NE(c->evidence.find("16 channels x 19.38 GB/s = 310.00 GB/s"), std::string::npos) << c->evidence;
+  EXPECT_NE(c->next.find("NCCL_MIN_NCHANNELS=20"), std::string::npos) << c->next;
+  const ValidatedRun one = testing::validate_real_log("h100x8-1node-allgather-ring-g8-nccl2.26.2.txt",
+                                                     load_topology_spec("dgx-h100"), "dgx-h100");
+  EXPECT_EQ(cause(one), nullptr);
 }
 
 // Blackwell has no default cap: 2 x dgx-b200 over RoCE stays at its 8 NICs' ring bound (8 x 400 Gb/s
