@@ -189,14 +189,19 @@ double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan
   return nccl_busbw_ceiling_GBps(summary, Func::AllReduce, Algo::Ring, p, size_bytes) * 1e9 / std::max(1, plan.total_channels());
 }
 
+double net_ring_channels_bound_Bps(const Topology& topo, const NcclTopoSummary& summary, double size_bytes) {
+  if (topo.num_nodes() < 2 || topo.net_ring_channel_Bps <= 0) return 0;
+  // NCCL's running channels: NCCL_MIN_CTAS and the like raise them, small operations run fewer.
+  return topo.net_ring_channel_Bps * nccl_running_channels(summary, Algo::Ring, Proto::Simple, size_bytes);
+}
+
 double ring_replay_channel_cap_Bps(const Topology& topo, const NcclTopoSummary& summary, const RingPlan& plan, Proto p,
                                    double size_bytes) {
-  double cap = ring_channel_cap_Bps(summary, plan, p, size_bytes);
-  if (p != Proto::Simple || topo.num_nodes() < 2 || topo.net_ring_channel_Bps <= 0) return cap;
-  // NCCL's running channels (NCCL_MIN_CTAS and the like raise them, small operations run fewer),
-  // spread over the plan's: each plan channel stands for that share of them.
-  const double block = topo.net_ring_channel_Bps * nccl_running_channels(summary, Algo::Ring, p, size_bytes) /
-                       std::max(1, plan.total_channels());
+  const double cap = ring_channel_cap_Bps(summary, plan, p, size_bytes);
+  const double bound = p == Proto::Simple ? net_ring_channels_bound_Bps(topo, summary, size_bytes) : 0.0;
+  if (bound <= 0) return cap;
+  // Spread over the plan's channels: each stands for that share of NCCL's.
+  const double block = bound / std::max(1, plan.total_channels());
   return cap > 0 ? std::min(cap, block) : block;
 }
 

@@ -59,6 +59,11 @@ struct RingScheduleOptions {
 double ring_channel_cap_Bps(const NcclTopoSummary& summary, const RingPlan& plan, Proto p,
                             double size_bytes = std::numeric_limits<double>::infinity());
 
+// The busbw a Simple ring or chain on `topo` whose path crosses the network (several NVLink domains)
+// holds at most, bytes/s: one thread block's copy per channel NCCL runs at `size_bytes`
+// (Topology::net_ring_channel_Bps x nccl_running_channels). 0 on one domain or without a rate.
+double net_ring_channels_bound_Bps(const Topology& topo, const NcclTopoSummary& summary, double size_bytes);
+
 // The cap per plan channel the replay of a ring or chain on `topo` runs with: ring_channel_cap_Bps and,
 // with Simple on a ring whose path crosses the network (several NVLink domains), one thread block's
 // copy per channel NCCL runs at `size_bytes` (Topology::net_ring_channel_Bps): Hopper rings across

@@ -180,7 +180,10 @@ RunFit fit_through_model(const NcclTestsRun& run, const std::string& file, int r
     SettingFit ring;
     ring.key = "node.gpu.net_ring_channel_GBps";
     ring.described = net_ring_GBps;
-    if (fit_plateau(ring)) {
+    const double link_busbw_GBps = fit.fitted_busbw_GBps;
+    if (!fit_plateau(ring)) {
+      fit.fitted_busbw_GBps = link_busbw_GBps;  // the ring's steps are not taken: the link's result stands
+    } else {
       ring.notes.push_back("the plateau follows the ring channels' copy rate across nodes, not " + link.key +
                            " (the replay's busiest link " + fit.bottleneck + " has headroom): " + ring.key + " fitted");
       link = ring;

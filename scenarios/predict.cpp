@@ -513,12 +513,13 @@ Prediction predict(const Topology& topo, const PredictRequest& req) {
 
   out.report = build_report(topo, req, out, plan, sizes, cal_class);
   out.report.facts.nccl_coll_channels = summary.coll_channels;
-  if (!sizes.empty() && !out.choices.empty() && out.choices.back().sim_algo == Algo::Ring &&
-      out.choices.back().sim_proto == Proto::Simple && !out.choices.back().p2p && !out.choices.back().custom &&
-      topo.num_nodes() > 1 && topo.net_ring_channel_Bps > 0 && !req.calibration) {
-    const int running = nccl_running_channels(summary, Algo::Ring, Proto::Simple, static_cast<double>(sizes.back()));
-    out.report.facts.ring_channel_bound_channels = running;
-    out.report.facts.ring_channel_bound_GBps = running * topo.net_ring_channel_Bps / 1e9;
+  const SizeChoice& last_choice = out.choices.back();
+  if (last_choice.sim_algo == Algo::Ring && last_choice.sim_proto == Proto::Simple && !last_choice.p2p &&
+      !last_choice.custom && !req.calibration) {
+    const double largest = static_cast<double>(sizes.back());
+    out.report.facts.ring_channel_bound_GBps = net_ring_channels_bound_Bps(topo, summary, largest) / 1e9;
+    if (out.report.facts.ring_channel_bound_GBps > 0)
+      out.report.facts.ring_channel_bound_channels = nccl_running_channels(summary, Algo::Ring, Proto::Simple, largest);
   }
   for (std::size_t i = 0; i < sizes.size() && i < out.report.sizes.size(); ++i) {
     out.report.sizes[i].launch_bound = launch_bound[i];

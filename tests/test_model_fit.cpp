@@ -90,10 +90,7 @@ TEST(ModelFit, OneDeploymentsFitPredictsTheOthersPlateau) {
                                     "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt", flags);
   for (const auto* run : {&gke, &vm}) EXPECT_LT(std::fabs((*run)["bandwidth"]["median_error"].get<double>()), 0.03) << run->dump();
   // The VMs' plateau, 325.5 GB/s busbw over the ring's 16 channels: 20.3 GB/s per channel.
-  nlohmann::json spec = load_topology_spec("dgx-h200");
-  apply_override(spec, "node.nic.transport=roce", "test");
-  const auto runs = parse_nccl_tests_file(kData + "gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt");
-  const RunFit f = fit_through_model(runs.at(0), "a3ultra", 0, spec, "dgx-h200", ValidateOptions{});
+  const RunFit f = fit_log("gcp-a3ultra-h200-2node-roce-allgather-nccl2.26.6.txt", "dgx-h200", {"node.nic.transport=roce"});
   EXPECT_EQ(f.link.key, "node.gpu.net_ring_channel_GBps");
   EXPECT_NEAR(f.link.described, 55.19 / 4 / 1.41 * 1.98, 1e-6);
   EXPECT_NEAR(f.link.fitted, 325.52 / 16, 0.02 * 325.52 / 16);
